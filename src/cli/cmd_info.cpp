@@ -1,0 +1,91 @@
+// `kite info`: what a model file holds, and what its KV cache costs per token.
+#include <cstdio>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "gguf/gguf_file.h"
+#include "model/model_config.h"
+
+namespace kite::cli {
+
+namespace {
+
+std::string human_bytes(uint64_t n) {
+    if (n >= (uint64_t{1} << 30)) return fmt::format("{:.2f} GiB", n / double(uint64_t{1} << 30));
+    if (n >= (uint64_t{1} << 20)) return fmt::format("{:.2f} MiB", n / double(1 << 20));
+    if (n >= 1024) return fmt::format("{:.1f} KiB", n / 1024.0);
+    return fmt::format("{} B", n);
+}
+
+void print_info(const std::string& path, bool show_metadata) {
+    std::unique_ptr<GgufFile> file = GgufFile::open(path);
+    ModelConfig c = read_model_config(*file);
+
+    uint64_t n_params = 0;
+    struct TypeTotal {
+        uint64_t tensors = 0, bytes = 0;
+    };
+    std::map<std::string, TypeTotal> by_type;
+    for (const GgufTensor& t : file->tensors()) {
+        n_params += t.n_elements;
+        TypeTotal& tt = by_type[tensor_type_name(t.type_id)];
+        tt.tensors++;
+        tt.bytes += t.n_bytes;
+    }
+
+    fmt::print("file:            {}\n", path);
+    fmt::print("gguf version:    {} ({} tensors, {} metadata keys, {})\n", file->version(),
+               file->tensors().size(), file->metadata().size(), human_bytes(file->file_size()));
+    fmt::print("name:            {}\n", c.name.empty() ? "(none)" : c.name);
+    fmt::print("architecture:    {}\n", c.architecture);
+    fmt::print("parameters:      {} ({:.1f} M)\n", n_params, n_params / 1e6);
+    fmt::print("layers:          {}\n", c.n_layers);
+    fmt::print("width:           {} (feed-forward {})\n", c.n_embd, c.n_ff);
+    fmt::print("heads:           {} query, {} key/value (group size {})\n", c.n_heads,
+               c.n_kv_heads, c.n_heads / c.n_kv_heads);
+    fmt::print("head dim:        {} (rope dims {}, base {})\n", c.head_dim, c.n_rot,
+               c.rope_freq_base);
+    fmt::print("context length:  {}\n", c.n_ctx_train);
+    fmt::print("vocabulary:      {}\n", c.n_vocab);
+    fmt::print("tensor types:\n");
+    for (const auto& [name, tt] : by_type)
+        fmt::print("  {:<8} {:>4} tensors  {:>12} bytes ({})\n", name, tt.tensors, tt.bytes,
+                   human_bytes(tt.bytes));
+    std::string tok_model(file->get_string("tokenizer.ggml.model").value_or("(none)"));
+    std::string tok_pre(file->get_string("tokenizer.ggml.pre").value_or("default"));
+    fmt::print("tokenizer:       {} (pre-tokenizer {})\n", tok_model, tok_pre);
+    fmt::print("chat template:   {}\n",
+               file->find("tokenizer.chat_template") ? "present" : "absent");
+    fmt::print("KV cache/token:  M_kv = 2 * b * L * H_kv * d_h = 2 * b * {} * {} * {}\n",
+               c.n_layers, c.n_kv_heads, c.head_dim);
+    for (auto [label, b] : {std::pair{"f32", 4}, {"f16", 2}, {"int8", 1}})
+        fmt::print("  {:<5} {:>8} bytes/token  ({} for the full {}-token context)\n", label,
+                   c.kv_bytes_per_token(b), human_bytes(c.kv_bytes_per_token(b) * c.n_ctx_train),
+                   c.n_ctx_train);
+    if (show_metadata) {
+        fmt::print("metadata:\n");
+        for (const auto& [key, value] : file->metadata()) {
+            std::string text = file->describe(value);
+            if (text.size() > 120) text = text.substr(0, 117) + "...";
+            for (char& ch : text)
+                if (ch == '\n') ch = ' ';
+            fmt::print("  {} = {}\n", key, text);
+        }
+    }
+}
+
+}  // namespace
+
+void add_info_command(CLI::App& app) {
+    auto* cmd = app.add_subcommand("info", "Describe a model file: shape, tensor types, KV cost");
+    auto model = std::make_shared<std::string>();
+    auto metadata = std::make_shared<bool>(false);
+    cmd->add_option("-m,--model", *model, "GGUF model file (default: the installed default model)");
+    cmd->add_flag("--metadata", *metadata, "Also list every metadata key");
+    cmd->callback([model, metadata] { print_info(resolve_model_path(*model), *metadata); });
+}
+
+}  // namespace kite::cli

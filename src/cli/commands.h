@@ -1,0 +1,17 @@
+// The `kite` subcommands; each file cmd_*.cpp adds one to the app.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace kite::cli {
+
+void add_info_command(CLI::App& app);
+void add_tokenize_command(CLI::App& app);
+
+// The model to use: the -m flag, else $KITE_MODEL, else the default model installed by
+// scripts/setup.sh. Throws kite::Error with what to do when none is found.
+std::string resolve_model_path(const std::string& flag);
+
+}  // namespace kite::cli

@@ -1,0 +1,32 @@
+// kite: the command-line entry point. Exit codes: 0 ok, 1 bad input or failure, 2 bad usage.
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+    CLI::App app{"Kite: an LLM inference engine", "kite"};
+    app.require_subcommand(1);
+    kite::cli::add_info_command(app);
+    kite::cli::add_tokenize_command(app);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::fprintf(stderr, "kite: %s (see kite --help)\n", e.what());
+        return 2;
+    } catch (const kite::Error& e) {
+        std::fprintf(stderr, "kite: error: %s\n", e.what());
+        return 1;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kite: internal error: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}
