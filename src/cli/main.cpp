@@ -1,6 +1,7 @@
 // kite: the command-line entry point. Exit codes: 0 ok, 1 bad input or failure, 2 bad usage.
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -12,6 +13,17 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     kite::cli::add_info_command(app);
     kite::cli::add_tokenize_command(app);
+    // CLI11 would only say "a subcommand is required"; name the word it did not know.
+    std::string known;
+    bool is_known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+        known += (known.empty() ? "" : ", ") + sub->get_name();
+        is_known |= argc > 1 && sub->get_name() == argv[1];
+    }
+    if (argc > 1 && argv[1][0] != '-' && !is_known) {
+        std::fprintf(stderr, "kite: unknown command '%s' (commands: %s)\n", argv[1], known.c_str());
+        return 2;
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

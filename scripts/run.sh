@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The main job: set everything up on a fresh machine, then run Kite on the default model.
+# With arguments, they are passed to `kite` instead (e.g. scripts/run.sh tokenize "Hi").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+bash scripts/install-model.sh
+bash scripts/build.sh release
+if [ $# -gt 0 ]; then
+  exec build/bin/kite "$@"
+fi
+exec build/bin/kite info

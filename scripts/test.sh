@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# All tests, set-up included: unit and reference tests (release and AddressSanitizer+UBSan
+# builds), tokenizer conformance, and a bounded fuzz run of the GGUF parser.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fuzz_seconds="${KITE_FUZZ_SECONDS:-60}"
+
+bash scripts/install-deps.sh
+bash scripts/install-model.sh
+
+bash scripts/build.sh release
+echo "[test] unit tests (release)"
+ctest --test-dir build --output-on-failure -j2
+
+bash scripts/build.sh asan
+echo "[test] unit tests (AddressSanitizer + UBSan)"
+ctest --test-dir build-asan --output-on-failure -j2
+
+bash scripts/build.sh fuzz
+echo "[test] fuzzing the GGUF parser for ${fuzz_seconds}s"
+corpus=$(mktemp -d)
+trap 'rm -rf "$corpus"' EXIT
+cp fuzz/seeds/gguf/* "$corpus"/
+build-fuzz/bin/gguf_fuzz -max_total_time="$fuzz_seconds" -rss_limit_mb=2048 -timeout=10 \
+  -print_final_stats=1 "$corpus" 2>&1 | tail -n 15
+echo "[test] fuzz run found no crash"

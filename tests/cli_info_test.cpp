@@ -1,0 +1,76 @@
+// `kite info` and the CLI's handling of bad input: one error line, exit 1 (2 for bad usage).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "gguf/gguf_writer.h"
+#include "run_command.h"
+#include "test_paths.h"
+
+namespace kite {
+namespace {
+
+using test::run_kite;
+
+std::string model_arg() { return "-m " + test::default_model_path(); }
+
+TEST(CliInfo, DescribesTheDefaultModel) {
+    auto r = run_kite("info " + model_arg());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("architecture:    llama"), std::string::npos);
+    EXPECT_NE(r.out.find("layers:          30"), std::string::npos);
+    EXPECT_NE(r.out.find("heads:           9 query, 3 key/value"), std::string::npos);
+    EXPECT_NE(r.out.find("head dim:        64"), std::string::npos);
+    EXPECT_NE(r.out.find("context length:  8192"), std::string::npos);
+    EXPECT_NE(r.out.find("Q4_1      210 tensors"), std::string::npos);
+    EXPECT_NE(r.out.find("tokenizer:       gpt2 (pre-tokenizer smollm)"), std::string::npos);
+    EXPECT_NE(r.out.find("chat template:   present"), std::string::npos);
+    // 2 * 2 bytes * 30 layers * 3 kv heads * 64 dims
+    EXPECT_NE(r.out.find("f16      23040 bytes/token"), std::string::npos);
+}
+
+TEST(CliInfo, UsesTheDefaultModelWithoutFlag) {
+    auto r = run_kite("info");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("parameters:      134515008"), std::string::npos);
+}
+
+void expect_one_line_error(const test::CommandResult& r, int code, const std::string& needle) {
+    EXPECT_EQ(r.exit_code, code) << r.err;
+    EXPECT_EQ(test::count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST(CliInfo, RejectsBadInputWithOneLine) {
+    expect_one_line_error(run_kite("info -m /nonexistent.gguf"), 1, "cannot open");
+    expect_one_line_error(run_kite("info -m " KITE_SOURCE_DIR "/CMakeLists.txt"), 1,
+                          "not a GGUF file");
+    expect_one_line_error(run_kite("info --bogus"), 2, "bogus");
+    expect_one_line_error(run_kite("frobnicate"), 2, "frobnicate");
+    expect_one_line_error(run_kite("info -m"), 2, "model");
+}
+
+TEST(CliInfo, RejectsTruncatedModelAndUnknownArchitecture) {
+    auto dir = std::filesystem::temp_directory_path();
+    auto cut = dir / "kite_truncated.gguf";
+    {
+        std::ifstream in(test::default_model_path(), std::ios::binary);
+        std::vector<char> head(4 << 20);
+        in.read(head.data(), static_cast<std::streamsize>(head.size()));
+        std::ofstream(cut, std::ios::binary).write(head.data(), in.gcount());
+    }
+    expect_one_line_error(run_kite("info -m " + cut.string()), 1, "runs past the end");
+
+    auto odd = dir / "kite_odd_arch.gguf";
+    GgufWriter w;
+    w.add_string("general.architecture", "mamba");
+    w.write_file(odd.string());
+    expect_one_line_error(run_kite("info -m " + odd.string()), 1, "unknown architecture 'mamba'");
+    std::filesystem::remove(cut);
+    std::filesystem::remove(odd);
+}
+
+}  // namespace
+}  // namespace kite

@@ -1,0 +1,52 @@
+// Runs the kite binary the way a user would, capturing exit code, stdout and stderr.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace kite::test {
+
+struct CommandResult {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+};
+
+inline std::string read_text(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// `args` is appended to the kite binary's path as shell words (quote them yourself).
+inline CommandResult run_kite(const std::string& args) {
+    static int counter = 0;
+    auto dir = std::filesystem::temp_directory_path();
+    std::string tag = std::to_string(::getpid()) + "_" + std::to_string(counter++);
+    auto out = dir / ("kite_out_" + tag), err = dir / ("kite_err_" + tag);
+    std::string cmd = std::string(KITE_KITE_BIN) + " " + args + " </dev/null >" + out.string() +
+                      " 2>" + err.string();
+    int status = std::system(cmd.c_str());
+    CommandResult r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = read_text(out);
+    r.err = read_text(err);
+    std::filesystem::remove(out);
+    std::filesystem::remove(err);
+    return r;
+}
+
+inline int count_lines(const std::string& s) {
+    int n = 0;
+    for (char c : s) n += c == '\n';
+    return n;
+}
+
+}  // namespace kite::test
