@@ -31,10 +31,20 @@ struct BlockQ4_1 {
 };
 static_assert(sizeof(BlockQ4_1) == 20);
 
+// Activations multiplied with Q4_1 weights: Q8_0 plus s = d * sum(q), which carries the
+// weights' per-block minimum through the dot product without a second pass.
+struct BlockQ8_1 {
+    uint16_t d;
+    uint16_t s;
+    int8_t qs[kQK];
+};
+static_assert(sizeof(BlockQ8_1) == 36);
+
 // Rows of n values (n a multiple of 32 for the block formats). The quantizers give exactly
 // the bytes of ggml's reference quantizers, so files match llama.cpp's byte for byte.
 void quantize_row_q8_0(const float* x, BlockQ8_0* y, size_t n);
 void quantize_row_q4_0(const float* x, BlockQ4_0* y, size_t n);
+void quantize_row_q8_1(const float* x, BlockQ8_1* y, size_t n);
 void quantize_row_q4_1(const float* x, BlockQ4_1* y, size_t n);
 
 void dequantize_row_q8_0(const BlockQ8_0* x, float* y, size_t n);

@@ -1,0 +1,223 @@
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/error.h"
+
+namespace kite {
+
+// A sequence with what only the engine needs: its sampler, its text stream and its stops.
+struct Engine::Active {
+    Active(const Tokenizer& tokenizer, const GenerationParams& p, int32_t n_vocab)
+        : params(p), sampler(p.sampling, n_vocab), decoder(tokenizer, false) {}
+    Sequence seq;
+    GenerationParams params;
+    Sampler sampler;
+    StreamingDecoder decoder;
+    std::string held;  // decoded text not yet emitted: it may be the start of a stop string
+};
+
+Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfig& config)
+    : model_(model),
+      tokenizer_(tokenizer),
+      config_(config),
+      context_length_(config.context_length > 0 ? config.context_length
+                                                : model.config().n_ctx_train),
+      pool_(config.threads > 0 ? config.threads : ThreadPool::default_threads()) {
+    if (config_.max_sequences < 1) fail("the engine needs room for at least one sequence");
+    if (config_.max_batch_tokens < 1) fail("--max-batch-tokens must be at least 1");
+    const KvCacheShape shape = model.kv_shape();
+    const int64_t blocks_per_seq = (context_length_ + config_.block_size - 1) / config_.block_size;
+    int64_t n_blocks = blocks_per_seq * config_.max_sequences;
+    if (config_.kv_bytes > 0) {
+        n_blocks = KvCache::blocks_for_budget(shape, config_.kv_type, config_.block_size,
+                                              config_.kv_bytes);
+        if (n_blocks < 1) fail("a KV-cache budget of {} bytes holds no block", config_.kv_bytes);
+    }
+    kv_ = std::make_unique<KvCache>(shape, config_.kv_type, n_blocks, config_.block_size);
+    blocks_ = std::make_unique<BlockPool>(n_blocks);
+    scheduler_ = std::make_unique<Scheduler>(*blocks_, config_.block_size, config_.max_batch_tokens);
+    // Logits rows: one per sequence in a step, at most one per batch token.
+    state_ = std::make_unique<RunState>(model.config(), config_.max_batch_tokens,
+                                        config_.max_batch_tokens);
+    batch_.tokens.reserve(config_.max_batch_tokens);
+}
+
+Engine::~Engine() = default;
+
+Engine::Active& Engine::active(int64_t seq_id) const {
+    auto it = sequences_.find(seq_id);
+    if (it == sequences_.end()) fail("unknown sequence {}", seq_id);
+    return *it->second;
+}
+
+const Sequence& Engine::sequence(int64_t seq_id) const { return active(seq_id).seq; }
+
+static void check_params(const GenerationParams& p, int32_t n_vocab) {
+    p.sampling.validate(n_vocab);
+    if (p.max_tokens <= 0) fail("the number of tokens to generate must be positive, got {}", p.max_tokens);
+    for (const std::string& s : p.stop)
+        if (s.empty()) fail("a stop string must not be empty");
+}
+
+static void check_tokens(const std::vector<int32_t>& tokens, int32_t n_vocab) {
+    for (int32_t t : tokens)
+        if (t < 0 || t >= n_vocab) fail("token id {} is outside the vocabulary (0..{})", t, n_vocab - 1);
+}
+
+int64_t Engine::submit(const std::vector<int32_t>& prompt, const GenerationParams& params) {
+    const auto n_vocab = static_cast<int32_t>(model_.config().n_vocab);
+    if (prompt.empty()) fail("the prompt is empty");
+    if (static_cast<int64_t>(prompt.size()) >= context_length_)
+        fail("the prompt has {} tokens, which does not leave room in the context of {} tokens",
+             prompt.size(), context_length_);
+    check_tokens(prompt, n_vocab);
+    check_params(params, n_vocab);
+    auto a = std::make_unique<Active>(tokenizer_, params, n_vocab);
+    a->seq.id = next_id_++;
+    a->seq.tokens = prompt;
+    a->seq.n_prompt = static_cast<int64_t>(prompt.size());
+    order_.push_back(&a->seq);
+    const int64_t id = a->seq.id;
+    sequences_.emplace(id, std::move(a));
+    return id;
+}
+
+void Engine::extend(int64_t seq_id, const std::vector<int32_t>& tokens, const GenerationParams& params) {
+    Active& a = active(seq_id);
+    if (!a.seq.finished()) fail("sequence {} is still running", seq_id);
+    if (tokens.empty()) fail("nothing to add to sequence {}", seq_id);
+    const auto n_vocab = static_cast<int32_t>(model_.config().n_vocab);
+    check_tokens(tokens, n_vocab);
+    check_params(params, n_vocab);
+    if (static_cast<int64_t>(a.seq.tokens.size() + tokens.size()) >= context_length_)
+        fail("the conversation would exceed the context of {} tokens", context_length_);
+    a.seq.tokens.insert(a.seq.tokens.end(), tokens.begin(), tokens.end());
+    a.seq.n_prompt = static_cast<int64_t>(a.seq.tokens.size());
+    a.seq.n_generated = 0;
+    a.seq.finish = FinishReason::None;
+    a.params = params;
+    a.sampler = Sampler(params.sampling, n_vocab);
+    a.decoder.reset();
+    a.held.clear();
+    order_.push_back(&a.seq);
+}
+
+void Engine::release(int64_t seq_id) {
+    Active& a = active(seq_id);
+    scheduler_->release(a.seq);
+    order_.erase(std::remove(order_.begin(), order_.end(), &a.seq), order_.end());
+    sequences_.erase(seq_id);
+}
+
+bool Engine::has_work() const { return !order_.empty(); }
+
+void Engine::build_batch() {
+    batch_.clear();
+    for (const ScheduledChunk& c : scheduled_) {
+        Sequence& s = *c.seq;
+        BatchSequence bs;
+        bs.query_start = static_cast<int64_t>(batch_.tokens.size());
+        bs.query_len = c.n_tokens;
+        bs.context_len = s.n_computed + c.n_tokens;
+        bs.block_table = s.block_table.data();
+        for (int64_t i = 0; i < c.n_tokens; ++i) {
+            const int64_t pos = s.n_computed + i;
+            batch_.tokens.push_back(s.tokens[pos]);
+            batch_.positions.push_back(pos);
+            batch_.slots.push_back(int64_t{s.block_table[pos / config_.block_size]} * config_.block_size +
+                                   pos % config_.block_size);
+        }
+        // Logits only where a token will be sampled: the last token of a finished prompt.
+        if (bs.context_len == static_cast<int64_t>(s.tokens.size()))
+            batch_.logits_rows.push_back(bs.query_start + c.n_tokens - 1);
+        batch_.sequences.push_back(bs);
+    }
+}
+
+// Emits the part of the held text that cannot be the start of a stop string.
+static size_t safe_prefix(const std::string& held, const std::vector<std::string>& stops) {
+    size_t keep = 0;
+    for (const std::string& stop : stops)
+        for (size_t n = std::min(stop.size() - 1, held.size()); n > keep; --n)
+            if (held.compare(held.size() - n, n, stop, 0, n) == 0) {
+                keep = n;
+                break;
+            }
+    return held.size() - keep;
+}
+
+void Engine::finish_text(Active& a, int32_t token, TokenEvent& ev) {
+    Sequence& s = a.seq;
+    if (!a.params.ignore_eos && tokenizer_.is_end_of_generation(token)) {
+        ev.text = a.held + a.decoder.finish();
+        s.finish = FinishReason::EndOfText;
+        return;
+    }
+    a.held += a.decoder.push(token);
+    for (const std::string& stop : a.params.stop) {
+        size_t at = a.held.find(stop);
+        if (at != std::string::npos) {
+            ev.text = a.held.substr(0, at);
+            s.finish = FinishReason::StopString;
+            return;
+        }
+    }
+    if (s.n_generated >= a.params.max_tokens) s.finish = FinishReason::MaxTokens;
+    if (static_cast<int64_t>(s.tokens.size()) >= context_length_) s.finish = FinishReason::ContextFull;
+    if (s.finished()) a.held += a.decoder.finish();
+    const size_t n = s.finished() ? a.held.size() : safe_prefix(a.held, a.params.stop);
+    ev.text = a.held.substr(0, n);
+    a.held.erase(0, n);
+}
+
+void Engine::after_forward(const float* logits) {
+    const int64_t n_vocab = model_.config().n_vocab;
+    size_t row = 0;
+    for (const ScheduledChunk& c : scheduled_) {
+        Sequence& s = *c.seq;
+        s.n_computed += c.n_tokens;
+        if (s.n_computed != static_cast<int64_t>(s.tokens.size())) continue;  // prompt chunk
+        Active& a = active(s.id);
+        std::span<float> row_logits(const_cast<float*>(logits) + row++ * n_vocab, n_vocab);
+        const int32_t token = a.sampler.sample(row_logits, s.tokens);
+        s.tokens.push_back(token);
+        s.n_generated++;
+        stats_.generated_tokens++;
+        TokenEvent& ev = events_.emplace_back();
+        ev.seq_id = s.id;
+        ev.token = token;
+        finish_text(a, token, ev);
+        ev.finish = s.finish;
+    }
+    // Finished sequences leave the active list; their blocks go back unless kept.
+    for (Sequence* s : order_)
+        if (s->finished() && !active(s->id).params.keep_cache) scheduler_->release(*s);
+    order_.erase(std::remove_if(order_.begin(), order_.end(), [](Sequence* s) { return s->finished(); }),
+                 order_.end());
+}
+
+const std::vector<TokenEvent>& Engine::step() {
+    events_.clear();
+    scheduler_->schedule(order_, scheduled_);
+    if (scheduled_.empty()) {
+        if (!order_.empty())
+            fail("the KV cache ({} blocks of {} tokens) is too small for the running sequences",
+                 blocks_->n_blocks(), config_.block_size);
+        return events_;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    build_batch();
+    const float* logits = model_.forward(batch_, *kv_, *state_, pool_);
+    int64_t prompt_tokens = 0;
+    for (const ScheduledChunk& c : scheduled_)
+        if (c.seq->n_pending() > 1 || c.seq->n_computed < c.seq->n_prompt) prompt_tokens += c.n_tokens;
+    after_forward(logits);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    stats_.prompt_tokens += prompt_tokens;
+    (prompt_tokens > 0 ? stats_.prompt_seconds : stats_.decode_seconds) += seconds;
+    return events_;
+}
+
+}  // namespace kite

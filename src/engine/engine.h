@@ -1,0 +1,108 @@
+// The engine: owns the KV cache, the thread pool and the sequences, and advances every
+// active sequence by one step per call, all of them through one batched forward pass.
+//
+//   scheduled = scheduler.schedule()   decodes first, then prefill chunks (token budget)
+//   batch     = build_batch(scheduled) flat token arrays, slot mapping, block tables
+//   logits    = model.forward(batch)
+//   tokens    = sample per sequence    then stop checks and streamed text
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "engine/generation_params.h"
+#include "engine/scheduler.h"
+#include "engine/sequence.h"
+#include "kv/block_pool.h"
+#include "kv/kv_cache.h"
+#include "model/model.h"
+#include "sampling/sampler.h"
+#include "tokenizer/streaming_decoder.h"
+#include "tokenizer/tokenizer.h"
+
+namespace kite {
+
+struct EngineConfig {
+    int threads = 0;               // 0: one per physical core
+    int64_t context_length = 0;    // per sequence; 0: the model's training context
+    int64_t max_sequences = 1;     // sized for this many full contexts unless kv_bytes is set
+    size_t kv_bytes = 0;           // KV-cache memory budget; 0: context_length * max_sequences
+    TensorType kv_type = TensorType::F16;
+    int64_t block_size = 16;       // tokens per KV block
+    int64_t max_batch_tokens = 512;  // tokens per forward pass (longer prompts are chunked)
+};
+
+// What one step produced for one sequence.
+struct TokenEvent {
+    int64_t seq_id = 0;
+    int32_t token = -1;       // the sampled token
+    std::string text;         // new text it completes (stop strings are never included)
+    FinishReason finish = FinishReason::None;
+};
+
+class Engine {
+public:
+    Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfig& config);
+    ~Engine();
+
+    // Starts a sequence; throws kite::Error for an empty prompt, one longer than the
+    // context, or invalid parameters.
+    int64_t submit(const std::vector<int32_t>& prompt, const GenerationParams& params);
+
+    // Continues a finished sequence that was kept (params.keep_cache): `tokens` follow what
+    // it has, and only they are run through the model (e.g. the next chat turn).
+    void extend(int64_t seq_id, const std::vector<int32_t>& tokens, const GenerationParams& params);
+
+    // Frees a sequence's KV blocks and forgets it.
+    void release(int64_t seq_id);
+
+    bool has_work() const;
+    // One engine step; the events are valid until the next call.
+    const std::vector<TokenEvent>& step();
+
+    const Sequence& sequence(int64_t seq_id) const;
+    int64_t context_length() const { return context_length_; }
+    const KvCache& kv_cache() const { return *kv_; }
+    const BlockPool& block_pool() const { return *blocks_; }
+    int threads() const { return pool_.size(); }
+
+    // Totals for timing reports.
+    struct Stats {
+        int64_t prompt_tokens = 0;     // tokens run in prefill chunks
+        int64_t generated_tokens = 0;  // tokens sampled
+        double prompt_seconds = 0;     // time in steps that ran prefill chunks
+        double decode_seconds = 0;     // time in steps that were decode-only
+    };
+    const Stats& stats() const { return stats_; }
+
+private:
+    struct Active;
+    Active& active(int64_t seq_id) const;
+    void build_batch();
+    void after_forward(const float* logits);
+    void finish_text(Active& a, int32_t token, TokenEvent& ev);
+
+    const Model& model_;
+    const Tokenizer& tokenizer_;
+    EngineConfig config_;
+    int64_t context_length_;
+    ThreadPool pool_;
+    std::unique_ptr<KvCache> kv_;
+    std::unique_ptr<BlockPool> blocks_;
+    std::unique_ptr<Scheduler> scheduler_;
+    std::unique_ptr<RunState> state_;
+
+    int64_t next_id_ = 0;
+    std::unordered_map<int64_t, std::unique_ptr<Active>> sequences_;
+    std::vector<Sequence*> order_;  // active sequences in admission order
+    std::vector<ScheduledChunk> scheduled_;
+    Batch batch_;
+    std::vector<TokenEvent> events_;
+    Stats stats_;
+};
+
+}  // namespace kite

@@ -1,0 +1,35 @@
+// One request's life in the engine: its tokens, how many of them the KV cache holds, the
+// KV blocks it owns, and why it stopped.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kite {
+
+enum class FinishReason {
+    None,         // still running
+    EndOfText,    // the model produced an end-of-generation token
+    StopString,   // the text reached one of the request's stop strings
+    MaxTokens,    // generated the requested number of tokens
+    ContextFull,  // no room left in the context window
+};
+
+const char* finish_reason_name(FinishReason reason);
+
+struct Sequence {
+    int64_t id = 0;
+    std::vector<int32_t> tokens;  // prompt, then generated tokens
+    int64_t n_prompt = 0;         // tokens given by the user (all turns so far)
+    int64_t n_computed = 0;       // tokens whose keys/values are in the cache
+    int64_t n_generated = 0;      // tokens sampled for the current turn
+    std::vector<int32_t> block_table;
+    FinishReason finish = FinishReason::None;
+
+    bool finished() const { return finish != FinishReason::None; }
+    // Tokens still to run through the model before the next token can be sampled.
+    int64_t n_pending() const { return static_cast<int64_t>(tokens.size()) - n_computed; }
+};
+
+}  // namespace kite

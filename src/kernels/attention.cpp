@@ -1,0 +1,66 @@
+#include "kernels/attention.h"
+
+#include <cmath>
+#include <limits>
+
+#include "quant/fp16.h"
+
+namespace kite {
+
+namespace {
+
+void load_row(const void* base, TensorType type, int64_t offset, int64_t n, float* dst) {
+    if (type == TensorType::F16) {
+        auto* src = static_cast<const uint16_t*>(base) + offset;
+        for (int64_t i = 0; i < n; ++i) dst[i] = f16_to_f32(src[i]);
+    } else {
+        auto* src = static_cast<const float*>(base) + offset;
+        for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+    }
+}
+
+// One query head over positions 0..last. Online softmax: keep the running maximum m, the
+// running sum of exp(score - m) and the weighted sum of values, rescaling both when m grows.
+void attend_head(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, const float* q,
+                 float* out, int64_t last, const int32_t* block_table, float scale) {
+    float acc[kMaxHeadDim] = {}, k[kMaxHeadDim], v[kMaxHeadDim];
+    float max_score = -std::numeric_limits<float>::infinity(), sum = 0.0f;
+    for (int64_t p = 0; p <= last; ++p) {
+        const int64_t slot = int64_t{block_table[p / kv.block_size]} * kv.block_size + p % kv.block_size;
+        const int64_t offset = slot * kv.slot_elements + kv_head * head_dim;
+        load_row(kv.k, kv.type, offset, head_dim, k);
+        float score = 0.0f;
+        for (int64_t i = 0; i < head_dim; ++i) score += q[i] * k[i];
+        score *= scale;
+        load_row(kv.v, kv.type, offset, head_dim, v);
+        if (score > max_score) {
+            const float correction = std::exp(max_score - score);
+            for (int64_t i = 0; i < head_dim; ++i) acc[i] *= correction;
+            sum *= correction;
+            max_score = score;
+        }
+        const float w = std::exp(score - max_score);
+        for (int64_t i = 0; i < head_dim; ++i) acc[i] += w * v[i];
+        sum += w;
+    }
+    for (int64_t i = 0; i < head_dim; ++i) out[i] = acc[i] / sum;
+}
+
+}  // namespace
+
+void paged_attention(const PagedKvLayer& kv, const AttentionShape& shape, const float* q,
+                     float* out, int64_t n_tokens, const int64_t* positions,
+                     const int32_t* const* block_tables, float scale, ThreadPool& pool) {
+    const int64_t group = shape.n_heads / shape.n_kv_heads;
+    const int64_t width = shape.n_heads * shape.head_dim;
+    pool.parallel_for(n_tokens * shape.n_heads, [&](int64_t begin, int64_t end, int) {
+        for (int64_t job = begin; job < end; ++job) {
+            const int64_t t = job / shape.n_heads, h = job % shape.n_heads;
+            attend_head(kv, shape.head_dim, h / group, q + t * width + h * shape.head_dim,
+                        out + t * width + h * shape.head_dim, positions[t], block_tables[t],
+                        scale);
+        }
+    });
+}
+
+}  // namespace kite

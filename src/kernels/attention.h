@@ -1,0 +1,36 @@
+// Causal attention over a paged KV cache: each query token reads its own sequence's keys
+// and values through the sequence's block table, with a one-pass (online) softmax.
+#pragma once
+
+#include <cstdint>
+
+#include "core/thread_pool.h"
+#include "gguf/tensor_type.h"
+
+namespace kite {
+
+// One layer's keys and values: slot s of K starts at k + s * slot_elements (same for V),
+// holding n_kv_heads * head_dim elements of `type` (F32 or F16).
+struct PagedKvLayer {
+    const void* k = nullptr;
+    const void* v = nullptr;
+    TensorType type = TensorType::F32;
+    int64_t slot_elements = 0;
+    int64_t block_size = 0;
+};
+
+struct AttentionShape {
+    int64_t n_heads = 0;
+    int64_t n_kv_heads = 0;
+    int64_t head_dim = 0;  // at most kMaxHeadDim
+};
+constexpr int64_t kMaxHeadDim = 256;
+
+// For each token t: out[t] = softmax(q[t] . K[0..positions[t]] * scale) V, per head, where
+// K/V position p lives in slot block_tables[t][p / block_size] * block_size + p % block_size.
+// q and out are [n_tokens][n_heads * head_dim].
+void paged_attention(const PagedKvLayer& kv, const AttentionShape& shape, const float* q,
+                     float* out, int64_t n_tokens, const int64_t* positions,
+                     const int32_t* const* block_tables, float scale, ThreadPool& pool);
+
+}  // namespace kite

@@ -1,0 +1,29 @@
+// One forward pass's input: the new tokens of one or more sequences, concatenated (a ragged
+// batch). Prefill, decode and mixed steps are all this shape.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace kite {
+
+struct BatchSequence {
+    int64_t query_start = 0;  // index of its first token in Batch::tokens
+    int64_t query_len = 0;    // new tokens this step (1 for a decode)
+    int64_t context_len = 0;  // tokens in the cache after this step, the new ones included
+    const int32_t* block_table = nullptr;  // logical block -> physical KV block
+};
+
+struct Batch {
+    std::vector<int32_t> tokens;
+    std::vector<int64_t> positions;     // per token: position within its sequence
+    std::vector<int64_t> slots;         // per token: KV-cache slot its key/value goes to
+    std::vector<BatchSequence> sequences;
+    std::vector<int64_t> logits_rows;   // tokens whose next-token logits are wanted
+
+    void clear() {
+        tokens.clear(), positions.clear(), slots.clear(), sequences.clear(), logits_rows.clear();
+    }
+};
+
+}  // namespace kite

@@ -1,0 +1,117 @@
+#include "model/model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "kernels/attention.h"
+#include "kernels/ops.h"
+#include "quant/convert.h"
+
+namespace kite {
+
+RunState::RunState(const ModelConfig& c, int64_t max_tokens_, int64_t max_logits_)
+    : max_tokens(max_tokens_),
+      max_logits(max_logits_),
+      x(max_tokens * c.n_embd),
+      xb(max_tokens * std::max(c.n_embd, c.n_heads * c.head_dim)),
+      q(max_tokens * c.n_heads * c.head_dim),
+      k(max_tokens * c.n_kv_heads * c.head_dim),
+      v(max_tokens * c.n_kv_heads * c.head_dim),
+      att(max_tokens * c.n_heads * c.head_dim),
+      delta(max_tokens * c.n_embd),
+      gate(max_tokens * c.n_ff),
+      up(max_tokens * c.n_ff),
+      logits(max_logits * c.n_vocab),
+      block_tables(max_tokens) {
+    // Enough for the widest input any matmul prepares (f32 activations are the largest).
+    scratch.resize(max_tokens * std::max({c.n_embd, c.n_ff, c.n_heads * c.head_dim}) *
+                   sizeof(float));
+}
+
+std::unique_ptr<Model> Model::load(const std::string& path) {
+    std::unique_ptr<Model> m(new Model());
+    m->file_ = GgufFile::open(path);
+    m->config_ = read_model_config(*m->file_);
+    if (m->config_.head_dim > kMaxHeadDim || m->config_.n_rot > m->config_.head_dim)
+        fail("'{}': head dimension {} is not supported (at most {})", path, m->config_.head_dim,
+             kMaxHeadDim);
+    m->weights_ = bind_weights(*m->file_, m->config_);
+    return m;
+}
+
+void Model::attention_block(int64_t l, const Batch& b, KvCache& kv, RunState& s,
+                            ThreadPool& pool) const {
+    const ModelConfig& c = config_;
+    const LayerWeights& w = weights_.layers[l];
+    const int64_t T = static_cast<int64_t>(b.tokens.size());
+    const int64_t q_width = c.n_heads * c.head_dim, kv_width = c.n_kv_heads * c.head_dim;
+
+    for (int64_t t = 0; t < T; ++t)
+        rms_norm(&s.x[t * c.n_embd], w.attn_norm.data(), &s.xb[t * c.n_embd], c.n_embd,
+                 static_cast<float>(c.rms_norm_eps));
+    matmul(w.wq, s.xb.data(), T, s.q.data(), s.scratch.data(), pool);
+    matmul(w.wk, s.xb.data(), T, s.k.data(), s.scratch.data(), pool);
+    matmul(w.wv, s.xb.data(), T, s.v.data(), s.scratch.data(), pool);
+
+    const float base = static_cast<float>(c.rope_freq_base);
+    for (int64_t t = 0; t < T; ++t) {
+        for (int64_t h = 0; h < c.n_heads; ++h)
+            rope(&s.q[t * q_width + h * c.head_dim], c.n_rot, b.positions[t], base,
+                 RopeStyle::Interleaved);
+        for (int64_t h = 0; h < c.n_kv_heads; ++h)
+            rope(&s.k[t * kv_width + h * c.head_dim], c.n_rot, b.positions[t], base,
+                 RopeStyle::Interleaved);
+        kv.write(l, b.slots[t], &s.k[t * kv_width], &s.v[t * kv_width]);
+    }
+
+    const AttentionShape shape{c.n_heads, c.n_kv_heads, c.head_dim};
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+    paged_attention(kv.layer(l), shape, s.q.data(), s.att.data(), T, b.positions.data(),
+                    s.block_tables.data(), scale, pool);
+    matmul(w.wo, s.att.data(), T, s.delta.data(), s.scratch.data(), pool);
+    add_in_place(s.x.data(), s.delta.data(), T * c.n_embd);
+}
+
+void Model::feed_forward_block(int64_t l, int64_t T, RunState& s, ThreadPool& pool) const {
+    const ModelConfig& c = config_;
+    const LayerWeights& w = weights_.layers[l];
+    for (int64_t t = 0; t < T; ++t)
+        rms_norm(&s.x[t * c.n_embd], w.ffn_norm.data(), &s.xb[t * c.n_embd], c.n_embd,
+                 static_cast<float>(c.rms_norm_eps));
+    matmul(w.w_gate, s.xb.data(), T, s.gate.data(), s.scratch.data(), pool);
+    matmul(w.w_up, s.xb.data(), T, s.up.data(), s.scratch.data(), pool);
+    swiglu(s.gate.data(), s.up.data(), T * c.n_ff);
+    matmul(w.w_down, s.gate.data(), T, s.delta.data(), s.scratch.data(), pool);
+    add_in_place(s.x.data(), s.delta.data(), T * c.n_embd);
+}
+
+const float* Model::forward(const Batch& b, KvCache& kv, RunState& s, ThreadPool& pool) const {
+    const ModelConfig& c = config_;
+    const int64_t T = static_cast<int64_t>(b.tokens.size());
+    const int64_t R = static_cast<int64_t>(b.logits_rows.size());
+    if (T > s.max_tokens || R > s.max_logits)
+        fail("batch of {} tokens / {} logits rows exceeds the run state ({} / {})", T, R,
+             s.max_tokens, s.max_logits);
+
+    for (const BatchSequence& seq : b.sequences)
+        for (int64_t i = 0; i < seq.query_len; ++i)
+            s.block_tables[seq.query_start + i] = seq.block_table;
+    const WeightMatrix& embd = weights_.token_embd;
+    for (int64_t t = 0; t < T; ++t)
+        dequantize_row(embd.type, embd.data + b.tokens[t] * embd.row_bytes, &s.x[t * c.n_embd],
+                       c.n_embd);
+
+    for (int64_t l = 0; l < c.n_layers; ++l) {
+        attention_block(l, b, kv, s, pool);
+        feed_forward_block(l, T, s, pool);
+    }
+
+    for (int64_t r = 0; r < R; ++r)
+        rms_norm(&s.x[b.logits_rows[r] * c.n_embd], weights_.output_norm.data(),
+                 &s.xb[r * c.n_embd], c.n_embd, static_cast<float>(c.rms_norm_eps));
+    matmul(weights_.output, s.xb.data(), R, s.logits.data(), s.scratch.data(), pool);
+    return s.logits.data();
+}
+
+}  // namespace kite

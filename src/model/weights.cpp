@@ -1,0 +1,65 @@
+#include "model/weights.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "quant/convert.h"
+
+namespace kite {
+
+namespace {
+
+const GgufTensor& require(const GgufFile& f, const std::string& name) {
+    const GgufTensor* t = f.find_tensor(name);
+    if (!t) fail("'{}': tensor '{}' is missing", f.name(), name);
+    if (!is_compute_type(t->type()))
+        fail("'{}': tensor '{}' has type {}, which Kite cannot compute with yet (supported: F32, "
+             "F16, BF16, Q8_0, Q4_0, Q4_1)",
+             f.name(), name, tensor_type_name(t->type_id));
+    return *t;
+}
+
+WeightMatrix matrix(const GgufFile& f, const std::string& name, int64_t cols, int64_t rows) {
+    const GgufTensor& t = require(f, name);
+    if (t.n_dims != 2 || int64_t(t.dims[0]) != cols || int64_t(t.dims[1]) != rows)
+        fail("'{}': tensor '{}' has shape [{}, {}], expected [{}, {}]", f.name(), name, t.dims[0],
+             t.dims[1], cols, rows);
+    return {t.type(), t.data, rows, cols, row_bytes(t.type(), cols)};
+}
+
+std::vector<float> vector(const GgufFile& f, const std::string& name, int64_t n) {
+    const GgufTensor& t = require(f, name);
+    if (t.n_elements != uint64_t(n))
+        fail("'{}': tensor '{}' has {} elements, expected {}", f.name(), name, t.n_elements, n);
+    std::vector<float> out(n);
+    dequantize_row(t.type(), t.data, out.data(), n);
+    return out;
+}
+
+}  // namespace
+
+ModelWeights bind_weights(const GgufFile& f, const ModelConfig& c) {
+    ModelWeights w;
+    const int64_t q_width = c.n_heads * c.head_dim, kv_width = c.n_kv_heads * c.head_dim;
+    w.token_embd = matrix(f, "token_embd.weight", c.n_embd, c.n_vocab);
+    for (int64_t l = 0; l < c.n_layers; ++l) {
+        auto name = [l](const char* leaf) { return fmt::format("blk.{}.{}.weight", l, leaf); };
+        LayerWeights lw;
+        lw.attn_norm = vector(f, name("attn_norm"), c.n_embd);
+        lw.wq = matrix(f, name("attn_q"), c.n_embd, q_width);
+        lw.wk = matrix(f, name("attn_k"), c.n_embd, kv_width);
+        lw.wv = matrix(f, name("attn_v"), c.n_embd, kv_width);
+        lw.wo = matrix(f, name("attn_output"), q_width, c.n_embd);
+        lw.ffn_norm = vector(f, name("ffn_norm"), c.n_embd);
+        lw.w_gate = matrix(f, name("ffn_gate"), c.n_embd, c.n_ff);
+        lw.w_up = matrix(f, name("ffn_up"), c.n_embd, c.n_ff);
+        lw.w_down = matrix(f, name("ffn_down"), c.n_ff, c.n_embd);
+        w.layers.push_back(std::move(lw));
+    }
+    w.output_norm = vector(f, "output_norm.weight", c.n_embd);
+    w.output = f.find_tensor("output.weight") ? matrix(f, "output.weight", c.n_embd, c.n_vocab)
+                                              : w.token_embd;
+    return w;
+}
+
+}  // namespace kite

@@ -1,0 +1,170 @@
+// SIMD kernels against their scalar references, on random data over many shapes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "kernels/attention.h"
+#include "kernels/matmul.h"
+#include "kernels/ops.h"
+#include "kernels/vec_dot.h"
+#include "quant/convert.h"
+#include "quant/fp16.h"
+
+namespace kite {
+namespace {
+
+std::vector<float> random_floats(size_t n, std::mt19937& rng, float scale = 1.0f) {
+    std::normal_distribution<float> dist(0.0f, scale);
+    std::vector<float> v(n);
+    for (float& x : v) x = dist(rng);
+    return v;
+}
+
+class DotTest : public ::testing::TestWithParam<TensorType> {};
+
+TEST_P(DotTest, FastPathMatchesReference) {
+    const TensorType type = GetParam();
+    std::mt19937 rng(42);
+    for (size_t n : {32, 64, 96, 576, 1536, 4096}) {
+        std::vector<float> w = random_floats(n, rng), x = random_floats(n, rng);
+        std::vector<uint8_t> wq(row_bytes(type, n));
+        quantize_row(type, w.data(), wq.data(), n);
+        const ActFormat format = activation_format(type);
+        std::vector<uint8_t> xa(activation_row_bytes(format, n));
+        prepare_activation(format, x.data(), xa.data(), n);
+        const float ref = dot_reference(type)(wq.data(), xa.data(), n);
+        const float fast = dot_fast(type)(wq.data(), xa.data(), n);
+        EXPECT_NEAR(fast, ref, 1e-4f * std::sqrt(float(n)) * (1 + std::fabs(ref)))
+            << tensor_type_name(type) << " n=" << n;
+        // And the reference is the mathematical dot of the dequantized operands.
+        std::vector<float> wd(n);
+        dequantize_row(type, wq.data(), wd.data(), n);
+        double exact = 0;
+        for (size_t i = 0; i < n; ++i) exact += double(wd[i]) * x[i];
+        const float act_error = format == ActFormat::F32 ? 1e-4f : 0.02f;  // 8-bit activations
+        EXPECT_NEAR(ref, exact, act_error * std::sqrt(float(n))) << tensor_type_name(type);
+    }
+}
+
+TEST_P(DotTest, OddTailsForFloatTypes) {
+    const TensorType type = GetParam();
+    if (activation_format(type) != ActFormat::F32) GTEST_SKIP() << "block types have no tails";
+    std::mt19937 rng(3);
+    for (size_t n : {1, 7, 15, 17, 33, 100}) {
+        std::vector<float> w = random_floats(n, rng), x = random_floats(n, rng);
+        std::vector<uint8_t> wq(row_bytes(type, n));
+        quantize_row(type, w.data(), wq.data(), n);
+        EXPECT_NEAR(dot_fast(type)(wq.data(), x.data(), n), dot_reference(type)(wq.data(), x.data(), n), 1e-4f)
+            << n;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTypes, DotTest,
+                         ::testing::Values(TensorType::F32, TensorType::F16, TensorType::BF16,
+                                           TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1),
+                         [](const auto& info) { return tensor_type_name(info.param); });
+
+TEST(Matmul, ThreadedMatchesReferenceForEveryTokenCount) {
+    std::mt19937 rng(9);
+    ThreadPool pool(2);
+    const int64_t rows = 70, cols = 128;
+    for (TensorType type : {TensorType::F32, TensorType::Q8_0, TensorType::Q4_1}) {
+        std::vector<float> w = random_floats(rows * cols, rng);
+        std::vector<uint8_t> wq(row_bytes(type, cols) * rows);
+        for (int64_t r = 0; r < rows; ++r)
+            quantize_row(type, &w[r * cols], &wq[r * row_bytes(type, cols)], cols);
+        WeightMatrix m{type, wq.data(), rows, cols, row_bytes(type, cols)};
+        for (int64_t T : {1, 2, 5, 16}) {
+            std::vector<float> x = random_floats(T * cols, rng), y(T * rows), yr(T * rows);
+            std::vector<uint8_t> scratch(matmul_scratch_bytes(type, cols, T));
+            matmul(m, x.data(), T, y.data(), scratch.data(), pool);
+            matmul_reference(m, x.data(), T, yr.data(), scratch.data());
+            for (int64_t i = 0; i < T * rows; ++i) ASSERT_NEAR(y[i], yr[i], 1e-3f) << i;
+        }
+    }
+}
+
+TEST(Ops, RmsNormAndSwiglu) {
+    std::vector<float> x{1, 2, 3, 4}, w{1, 1, 2, 0.5f}, out(4);
+    rms_norm(x.data(), w.data(), out.data(), 4, 0.0f);
+    const float r = 1.0f / std::sqrt(7.5f);
+    EXPECT_NEAR(out[0], r, 1e-6);
+    EXPECT_NEAR(out[2], 6 * r, 1e-6);
+    EXPECT_NEAR(out[3], 2 * r, 1e-6);
+    std::vector<float> g{0.0f, 1.0f}, u{2.0f, 3.0f};
+    swiglu(g.data(), u.data(), 2);
+    EXPECT_NEAR(g[0], 0.0f, 1e-7);
+    EXPECT_NEAR(g[1], 3.0f / (1 + std::exp(-1.0f)), 1e-6);
+}
+
+TEST(Ops, RopeRotatesPairsByPositionAngles) {
+    std::vector<float> h{1, 0, 1, 0};  // two pairs, n_rot = 4, base 100
+    rope(h.data(), 4, 3, 100.0f, RopeStyle::Interleaved);
+    EXPECT_NEAR(h[0], std::cos(3.0f), 1e-6);
+    EXPECT_NEAR(h[1], std::sin(3.0f), 1e-6);
+    EXPECT_NEAR(h[2], std::cos(0.3f), 1e-6);  // 3 * 100^(-2/4)
+    EXPECT_NEAR(h[3], std::sin(0.3f), 1e-6);
+    std::vector<float> n{1, 1, 0, 0};
+    rope(n.data(), 4, 3, 100.0f, RopeStyle::Halves);
+    EXPECT_NEAR(n[0], std::cos(3.0f), 1e-6);
+    EXPECT_NEAR(n[2], std::sin(3.0f), 1e-6);
+    EXPECT_NEAR(n[3], std::sin(0.3f), 1e-6);
+}
+
+// Attention through a shuffled block table equals plain softmax attention.
+TEST(Attention, PagedMatchesDirectSoftmax) {
+    std::mt19937 rng(5);
+    const int64_t H = 4, Hkv = 2, d = 64, bs = 4, ctx = 11;
+    const int32_t table[] = {5, 1, 3};  // positions 0-3 in block 5, 4-7 in 1, 8-10 in 3
+    for (TensorType type : {TensorType::F32, TensorType::F16}) {
+        const int64_t slot_elems = Hkv * d, n_slots = 6 * bs;
+        const size_t eb = type == TensorType::F16 ? 2 : 4;
+        std::vector<uint8_t> kmem(n_slots * slot_elems * eb), vmem(kmem.size());
+        std::vector<float> keys = random_floats(ctx * slot_elems, rng), vals = random_floats(ctx * slot_elems, rng);
+        for (int64_t p = 0; p < ctx; ++p) {
+            const int64_t slot = table[p / bs] * bs + p % bs;
+            for (int64_t i = 0; i < slot_elems; ++i) {
+                float kv = keys[p * slot_elems + i], vv = vals[p * slot_elems + i];
+                if (type == TensorType::F16) {
+                    reinterpret_cast<uint16_t*>(kmem.data())[slot * slot_elems + i] = f32_to_f16(kv);
+                    reinterpret_cast<uint16_t*>(vmem.data())[slot * slot_elems + i] = f32_to_f16(vv);
+                    keys[p * slot_elems + i] = f16_to_f32(f32_to_f16(kv));
+                    vals[p * slot_elems + i] = f16_to_f32(f32_to_f16(vv));
+                } else {
+                    reinterpret_cast<float*>(kmem.data())[slot * slot_elems + i] = kv;
+                    reinterpret_cast<float*>(vmem.data())[slot * slot_elems + i] = vv;
+                }
+            }
+        }
+        PagedKvLayer layer{kmem.data(), vmem.data(), type, slot_elems, bs};
+        const int64_t T = 3;
+        const int64_t positions[T] = {0, 6, 10};
+        const int32_t* tables[T] = {table, table, table};
+        std::vector<float> q = random_floats(T * H * d, rng), out(T * H * d);
+        ThreadPool pool(2);
+        paged_attention(layer, {H, Hkv, d}, q.data(), out.data(), T, positions, tables, 0.125f, pool);
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t h = 0; h < H; ++h) {
+                const int64_t kvh = h / (H / Hkv);
+                std::vector<double> w(positions[t] + 1);
+                double mx = -1e30, sum = 0;
+                for (int64_t p = 0; p <= positions[t]; ++p) {
+                    double s = 0;
+                    for (int64_t i = 0; i < d; ++i) s += q[(t * H + h) * d + i] * keys[p * slot_elems + kvh * d + i];
+                    w[p] = s * 0.125;
+                    mx = std::max(mx, w[p]);
+                }
+                for (double& x : w) sum += (x = std::exp(x - mx));
+                for (int64_t i = 0; i < d; ++i) {
+                    double o = 0;
+                    for (int64_t p = 0; p <= positions[t]; ++p) o += w[p] / sum * vals[p * slot_elems + kvh * d + i];
+                    ASSERT_NEAR(out[(t * H + h) * d + i], o, 1e-4) << t << " " << h << " " << i;
+                }
+            }
+    }
+}
+
+}  // namespace
+}  // namespace kite
