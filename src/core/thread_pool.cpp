@@ -19,7 +19,10 @@ void cpu_relax() {
 #endif
 }
 
-constexpr int kSpinsBeforeSleep = 200000;
+// About 50 microseconds of spinning: long enough to catch the next job of a decode step,
+// short enough not to steal the core from other processes when idle.
+constexpr int kSpinsBeforeSleep = 2000;
+constexpr int kSpinsBeforeYield = 2000;
 
 }  // namespace
 
@@ -58,7 +61,11 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
     }
     wake_.notify_all();
     run_share(0);
-    while (pending_.load(std::memory_order_acquire) != 0) cpu_relax();
+    // A worker may have been descheduled (an oversubscribed machine): yield to let it run.
+    for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
+        if (spins < kSpinsBeforeYield) cpu_relax();
+        else std::this_thread::yield();
+    }
 }
 
 void ThreadPool::worker(int index) {

@@ -1,0 +1,85 @@
+// `kite run`: generate text from a prompt, streamed as it is produced, then one line of
+// timings on stderr.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/engine_options.h"
+#include "core/error.h"
+
+namespace kite::cli {
+
+namespace {
+
+struct RunOptions {
+    EngineOptions engine;
+    SamplingOptions sampling;
+    std::string prompt;
+    std::string prompt_file;
+    bool no_special = false;
+};
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail("cannot read prompt file '{}'", path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+void run(const RunOptions& o) {
+    const std::string prompt = o.prompt_file.empty() ? o.prompt : read_file(o.prompt_file);
+    if (prompt.empty()) fail("the prompt is empty");
+    LoadedModel m = load_model(o.engine.model);
+    const GenerationParams params = o.sampling.resolve();
+    const std::vector<int32_t> tokens = m.tokenizer->encode(prompt, true, !o.no_special);
+
+    Engine engine(*m.model, *m.tokenizer, o.engine.engine_config(1));
+    const auto start = std::chrono::steady_clock::now();
+    const int64_t id = engine.submit(tokens, params);
+    double ttft = -1;
+    FinishReason finish = FinishReason::None;
+    std::fputs(prompt.c_str(), stdout);
+    std::fflush(stdout);
+    while (engine.has_work()) {
+        for (const TokenEvent& ev : engine.step()) {
+            if (ev.seq_id != id) continue;
+            if (ttft < 0)
+                ttft = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            std::fwrite(ev.text.data(), 1, ev.text.size(), stdout);
+            std::fflush(stdout);
+            finish = ev.finish;
+        }
+    }
+    const Engine::Stats& s = engine.stats();
+    const int64_t decoded = s.generated_tokens - 1;  // the first token comes from the prefill
+    fmt::print(stderr,
+               "\n[stopped: {}] prompt {} tokens, {:.1f} tok/s | generated {} tokens, {:.1f} tok/s | "
+               "time to first token {:.0f} ms | {} threads\n",
+               finish_reason_name(finish), s.prompt_tokens,
+               s.prompt_seconds > 0 ? s.prompt_tokens / s.prompt_seconds : 0.0, s.generated_tokens,
+               s.decode_seconds > 0 ? decoded / s.decode_seconds : 0.0, ttft * 1000, engine.threads());
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+    auto* cmd = app.add_subcommand("run", "Generate text from a prompt");
+    auto o = std::make_shared<RunOptions>();
+    o->engine.add_to(*cmd);
+    o->sampling.add_to(*cmd, 128);
+    auto* p = cmd->add_option("-p,--prompt", o->prompt, "The prompt");
+    auto* f = cmd->add_option("-f,--file", o->prompt_file, "Read the prompt from a file");
+    p->excludes(f);
+    cmd->add_flag("--no-special", o->no_special, "Treat special-token text in the prompt as plain text");
+    cmd->callback([o, p, f] {
+        if (p->count() == 0 && f->count() == 0) fail("give a prompt with -p TEXT or -f FILE");
+        run(*o);
+    });
+}
+
+}  // namespace kite::cli

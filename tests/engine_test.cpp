@@ -1,0 +1,159 @@
+// The engine on the real default model: many sequences through one batched forward pass
+// give each sequence exactly the tokens it gets alone; stops and bad input are handled.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "core/error.h"
+#include "engine/engine.h"
+#include "test_paths.h"
+
+namespace kite {
+namespace {
+
+class EngineTest : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        model_ = Model::load(test::default_model_path()).release();
+        tokenizer_ = Tokenizer::from_gguf(model_->file()).release();
+    }
+    static void TearDownTestSuite() {
+        delete tokenizer_;
+        delete model_;
+    }
+
+    static EngineConfig config(int64_t max_seqs, int64_t batch_tokens = 512) {
+        EngineConfig c;
+        c.threads = 2;
+        c.context_length = 512;
+        c.max_sequences = max_seqs;
+        c.max_batch_tokens = batch_tokens;
+        return c;
+    }
+
+    static GenerationParams greedy(int64_t n) {
+        GenerationParams p;
+        p.sampling.temperature = 0;
+        p.max_tokens = n;
+        p.ignore_eos = true;
+        return p;
+    }
+
+    std::vector<int32_t> encode(const std::string& text) { return tokenizer_->encode(text, true, true); }
+
+    // Runs all prompts together; returns each one's generated tokens.
+    std::vector<std::vector<int32_t>> generate(const std::vector<std::string>& prompts, int64_t n,
+                                               int64_t batch_tokens = 512) {
+        Engine engine(*model_, *tokenizer_, config(static_cast<int64_t>(prompts.size()), batch_tokens));
+        std::map<int64_t, size_t> index;
+        for (size_t i = 0; i < prompts.size(); ++i) index[engine.submit(encode(prompts[i]), greedy(n))] = i;
+        std::vector<std::vector<int32_t>> out(prompts.size());
+        while (engine.has_work())
+            for (const TokenEvent& ev : engine.step()) out[index[ev.seq_id]].push_back(ev.token);
+        return out;
+    }
+
+    static Model* model_;
+    static Tokenizer* tokenizer_;
+};
+Model* EngineTest::model_ = nullptr;
+Tokenizer* EngineTest::tokenizer_ = nullptr;
+
+const std::vector<std::string> kPrompts = {
+    "The capital of France is",
+    "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n",
+    "<|im_start|>user\nWrite a haiku about autumn leaves.<|im_end|>\n<|im_start|>assistant\n",
+    "1, 2, 3, 4,",
+    "Once upon a time, in a village at the edge of a great forest, there lived an old "
+    "woodcutter and his three daughters. Every morning he",
+    "Les couleurs primaires sont",
+    "Q: What is 12 times 12?\nA:",
+    "A list of fruits:\n-",
+};
+
+TEST_F(EngineTest, BatchedSequencesMatchSoloRuns) {
+    const int64_t n = 24;
+    std::vector<std::vector<int32_t>> solo;
+    for (const std::string& p : kPrompts) solo.push_back(generate({p}, n)[0]);
+    for (size_t count : {size_t{1}, size_t{3}, size_t{8}}) {
+        std::vector<std::string> prompts(kPrompts.begin(), kPrompts.begin() + count);
+        auto together = generate(prompts, n);
+        for (size_t i = 0; i < count; ++i) EXPECT_EQ(together[i], solo[i]) << "N=" << count << " prompt " << i;
+    }
+    // Chunked prefill (8 tokens per step, so long prompts span several steps) changes nothing.
+    auto chunked = generate(kPrompts, n, 8);
+    for (size_t i = 0; i < kPrompts.size(); ++i) EXPECT_EQ(chunked[i], solo[i]) << "chunked prompt " << i;
+}
+
+TEST_F(EngineTest, GreedyAnswersAFactualQuestion) {
+    auto out = generate({"<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n"}, 8);
+    EXPECT_NE(tokenizer_->decode(out[0]).find("Paris"), std::string::npos) << tokenizer_->decode(out[0]);
+}
+
+TEST_F(EngineTest, StopsAtEosStopStringMaxTokensAndContext) {
+    Engine engine(*model_, *tokenizer_, config(1));
+    GenerationParams p = greedy(64);
+    p.ignore_eos = false;
+    int64_t id = engine.submit(
+        encode("<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n"), p);
+    FinishReason finish = FinishReason::None;
+    while (engine.has_work())
+        for (const TokenEvent& ev : engine.step()) finish = ev.finish;
+    EXPECT_EQ(finish, FinishReason::EndOfText);
+    EXPECT_TRUE(tokenizer_->is_end_of_generation(engine.sequence(id).tokens.back()));
+
+    // The stop string ends generation and never appears in the text.
+    GenerationParams s = greedy(64);
+    s.stop = {" 7"};
+    id = engine.submit(encode("1, 2, 3, 4,"), s);
+    std::string text;
+    while (engine.has_work())
+        for (const TokenEvent& ev : engine.step()) text += ev.text, finish = ev.finish;
+    EXPECT_EQ(finish, FinishReason::StopString);
+    EXPECT_EQ(text, " 5, 6,");
+
+    id = engine.submit(encode("Hello"), greedy(5));
+    while (engine.has_work())
+        for (const TokenEvent& ev : engine.step()) finish = ev.finish;
+    EXPECT_EQ(finish, FinishReason::MaxTokens);
+    EXPECT_EQ(engine.sequence(id).n_generated, 5);
+
+    EngineConfig small = config(1);
+    small.context_length = 20;
+    Engine tight(*model_, *tokenizer_, small);
+    id = tight.submit(encode("The capital of France is"), greedy(100));
+    while (tight.has_work())
+        for (const TokenEvent& ev : tight.step()) finish = ev.finish;
+    EXPECT_EQ(finish, FinishReason::ContextFull);
+    EXPECT_EQ(tight.sequence(id).tokens.size(), 20u);
+}
+
+TEST_F(EngineTest, RejectsBadRequests) {
+    Engine engine(*model_, *tokenizer_, config(1));
+    EXPECT_THROW(engine.submit({}, greedy(4)), Error);
+    EXPECT_THROW(engine.submit(std::vector<int32_t>(600, 1), greedy(4)), Error);
+    EXPECT_THROW(engine.submit({1, 2, 99999999}, greedy(4)), Error);
+    EXPECT_THROW(engine.submit({1, 2}, greedy(0)), Error);
+    GenerationParams p = greedy(4);
+    p.sampling.temperature = -1;
+    EXPECT_THROW(engine.submit({1, 2}, p), Error);
+    p = greedy(4);
+    p.sampling.top_p = 1.5f;
+    EXPECT_THROW(engine.submit({1, 2}, p), Error);
+    EXPECT_FALSE(engine.has_work());
+}
+
+// Memory accounting: the pool holds exactly M_kv = 2 * b * B * L * H_kv * s * d_h bytes.
+TEST_F(EngineTest, KvCacheSizeMatchesTheFormula) {
+    const ModelConfig& c = model_->config();
+    for (TensorType type : {TensorType::F16, TensorType::F32}) {
+        EngineConfig cfg = config(4);
+        cfg.kv_type = type;
+        Engine engine(*model_, *tokenizer_, cfg);
+        const int64_t b = type == TensorType::F16 ? 2 : 4, B = 4, s = 512;
+        EXPECT_EQ(engine.kv_cache().bytes(), size_t(2 * b * B * c.n_layers * c.n_kv_heads * s * c.head_dim));
+    }
+}
+
+}  // namespace
+}  // namespace kite
