@@ -1,0 +1,61 @@
+// `kite chat`: a multi-turn conversation on stdin/stdout using the model's chat template.
+// Each turn reuses the KV cache of the earlier ones.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/engine_options.h"
+#include "engine/chat_session.h"
+
+namespace kite::cli {
+
+namespace {
+
+struct ChatOptions {
+    EngineOptions engine;
+    SamplingOptions sampling;
+    std::string system;
+};
+
+void chat(const ChatOptions& o) {
+    LoadedModel m = load_model(o.engine.model);
+    ChatTemplate tmpl = ChatTemplate::from_gguf(m.model->file());
+    Engine engine(*m.model, *m.tokenizer, o.engine.engine_config(1));
+    ChatSession session(engine, *m.tokenizer, tmpl, o.system);
+    const GenerationParams params = o.sampling.resolve();
+    const bool interactive = isatty(STDIN_FILENO);
+    if (interactive)
+        fmt::print(stderr, "kite chat ({} template, {} context). Type a message; Ctrl-D ends.\n",
+                   tmpl.name(), engine.context_length());
+    std::string line;
+    while (true) {
+        if (interactive) fmt::print(stderr, "> ");
+        if (!std::getline(std::cin, line)) break;
+        if (line.empty()) continue;
+        session.send(line, params, [](const std::string& text) {
+            std::fwrite(text.data(), 1, text.size(), stdout);
+            std::fflush(stdout);
+        });
+        std::fputc('\n', stdout);
+        fmt::print(stderr, "[{} | {} new prompt tokens | {} tokens in context]\n",
+                   finish_reason_name(session.last_finish()), session.last_prompt_tokens(),
+                   session.context_tokens());
+    }
+}
+
+}  // namespace
+
+void add_chat_command(CLI::App& app) {
+    auto* cmd = app.add_subcommand("chat", "Chat with the model (reads messages from stdin)");
+    auto o = std::make_shared<ChatOptions>();
+    o->engine.add_to(*cmd);
+    o->sampling.add_to(*cmd, 512);
+    cmd->add_option("-s,--system", o->system, "System message (default: the template's own, if any)");
+    cmd->callback([o] { chat(*o); });
+}
+
+}  // namespace kite::cli

@@ -1,0 +1,36 @@
+// Perplexity as llama.cpp's perplexity tool defines it, so the numbers compare: the text is
+// cut into non-overlapping windows of n_ctx tokens, each evaluated from an empty cache, and
+// only the second half of each window is scored (those tokens see at least n_ctx/2 of context).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "model/model.h"
+
+namespace kite {
+
+struct PerplexityOptions {
+    int64_t n_ctx = 512;
+    int64_t n_batch = 512;               // tokens per forward pass within a window
+    int32_t bos = -1;                    // if >= 0, each window's first token is replaced by it
+    TensorType kv_type = TensorType::F16;
+};
+
+struct PerplexityResult {
+    double ppl = 0;
+    double ppl_error = 0;  // PPL * standard error of the mean negative log-likelihood
+    int64_t n_windows = 0;
+    int64_t n_scored = 0;
+    std::vector<int32_t> argmax;  // per window position j < n_ctx - 1: argmax of logits at j
+};
+
+// `progress(window, running_ppl)` is called after each window. Throws kite::Error when the
+// text is shorter than one window.
+PerplexityResult perplexity(const Model& model, const std::vector<int32_t>& tokens,
+                            const PerplexityOptions& options, ThreadPool& pool,
+                            const std::function<void(int64_t, double)>& progress = {});
+
+}  // namespace kite
