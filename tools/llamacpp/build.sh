@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# Build a pinned llama.cpp as a reference tool for Kite (correctness and
+# performance comparisons). The source comes from the sdist of PyPI's
+# llama-cpp-python, which vendors a specific llama.cpp commit.
+#
+# Result is cached outside the repository in
+#   ${KITE_CACHE:-$HOME/.cache/kite}/llama.cpp-<version>/bin
+# and the script is a no-op (apart from printing that path) when the
+# binaries are already there.
+#
+# Progress goes to stderr; stdout carries only the bin directory, as the
+# last line, so callers can do:
+#   BIN=$(tools/llamacpp/build.sh | tail -1)
+#
+# Environment:
+#   KITE_CACHE            cache root (default: $HOME/.cache/kite)
+#   KITE_LLAMACPP_SDIST   use this local llama_cpp_python-<ver>.tar.gz instead
+#                         of downloading it (checksum is still verified)
+#   KITE_LLAMACPP_JOBS    parallel build jobs (default: 2)
+#   KITE_LLAMACPP_FORCE=1 rebuild even if the binaries are cached
+set -euo pipefail
+
+# --- pin --------------------------------------------------------------------
+LCPP_PY_VERSION="0.3.36"
+LCPP_PY_SDIST_SHA256="832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"
+# llama.cpp commit vendored by that sdist (read from the sdist at build time,
+# recorded here for reference): 0c1e57098bba43ac29e6e3b677cdceebdd22334f
+
+TARGETS=(
+    llama-cli            # interactive chat CLI (server-based in this version)
+    llama-completion     # classic non-interactive completion (old "main")
+    llama-simple         # minimal greedy generation example
+    llama-tokenize
+    llama-perplexity
+    llama-quantize
+    llama-bench
+    llama-batched-bench
+    llama-server
+    llama-debug          # dumps final logits (--save-logits) / tensors (--verbose)
+)
+
+CACHE_ROOT="${KITE_CACHE:-$HOME/.cache/kite}"
+PREFIX="$CACHE_ROOT/llama.cpp-$LCPP_PY_VERSION"
+BIN_DIR="$PREFIX/bin"
+STAMP="$BIN_DIR/.kite-build-complete"
+JOBS="${KITE_LLAMACPP_JOBS:-2}"
+
+log() { printf '[llamacpp-build] %s\n' "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+# --- fast path: already built -------------------------------------------------
+have_all_binaries() {
+    [[ -f "$STAMP" ]] || return 1
+    local t
+    for t in "${TARGETS[@]}"; do
+        [[ -x "$BIN_DIR/$t" ]] || return 1
+    done
+}
+
+if [[ "${KITE_LLAMACPP_FORCE:-0}" != "1" ]] && have_all_binaries; then
+    log "llama.cpp (llama-cpp-python $LCPP_PY_VERSION) already built in $BIN_DIR"
+    echo "$BIN_DIR"
+    exit 0
+fi
+
+mkdir -p "$PREFIX"
+
+# Only one build per cache directory at a time.
+exec 9>"$PREFIX/.lock"
+if command -v flock >/dev/null 2>&1; then
+    if ! flock -n 9; then
+        log "another build holds $PREFIX/.lock; waiting"
+        flock 9
+    fi
+    # Another process may have finished the build while we waited.
+    if [[ "${KITE_LLAMACPP_FORCE:-0}" != "1" ]] && have_all_binaries; then
+        log "llama.cpp already built in $BIN_DIR (by a concurrent run)"
+        echo "$BIN_DIR"
+        exit 0
+    fi
+fi
+
+# --- build dependencies ---------------------------------------------------------
+need_pkgs=()
+command -v cmake   >/dev/null 2>&1 || need_pkgs+=(cmake)
+command -v c++     >/dev/null 2>&1 || need_pkgs+=(g++)
+command -v tar     >/dev/null 2>&1 || need_pkgs+=(tar)
+command -v python3 >/dev/null 2>&1 || need_pkgs+=(python3)
+if ! command -v ninja >/dev/null 2>&1 && ! command -v make >/dev/null 2>&1; then
+    need_pkgs+=(make)
+fi
+if [[ -z "${KITE_LLAMACPP_SDIST:-}" ]] && command -v python3 >/dev/null 2>&1 \
+        && ! python3 -m pip --version >/dev/null 2>&1; then
+    need_pkgs+=(python3-pip)
+fi
+if ((${#need_pkgs[@]})); then
+    log "installing missing build dependencies: ${need_pkgs[*]}"
+    SUDO=""
+    if [[ $(id -u) -ne 0 ]]; then
+        command -v sudo >/dev/null 2>&1 || die "need root or sudo to install: ${need_pkgs[*]}"
+        SUDO="sudo"
+    fi
+    $SUDO apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_pkgs[@]}" >&2
+fi
+
+# --- fetch and verify the sdist --------------------------------------------------
+SDIST_NAME="llama_cpp_python-$LCPP_PY_VERSION.tar.gz"
+DL_DIR="$PREFIX/download"
+SDIST="$DL_DIR/$SDIST_NAME"
+mkdir -p "$DL_DIR"
+
+sha256_of() { sha256sum "$1" | awk '{print $1}'; }
+
+if [[ -n "${KITE_LLAMACPP_SDIST:-}" ]]; then
+    log "using local sdist $KITE_LLAMACPP_SDIST"
+    cp -f "$KITE_LLAMACPP_SDIST" "$SDIST"
+elif [[ -f "$SDIST" && "$(sha256_of "$SDIST")" == "$LCPP_PY_SDIST_SHA256" ]]; then
+    log "sdist already downloaded: $SDIST"
+else
+    rm -f "$SDIST"
+    log "downloading llama-cpp-python==$LCPP_PY_VERSION sdist from PyPI"
+    python3 -m pip download --quiet --no-deps --no-binary :all: \
+        "llama-cpp-python==$LCPP_PY_VERSION" -d "$DL_DIR" >&2
+fi
+[[ -f "$SDIST" ]] || die "sdist not found after download: $SDIST"
+got_sha="$(sha256_of "$SDIST")"
+[[ "$got_sha" == "$LCPP_PY_SDIST_SHA256" ]] \
+    || die "sha256 mismatch for $SDIST: got $got_sha, want $LCPP_PY_SDIST_SHA256"
+log "sdist sha256 OK"
+
+# --- extract vendor/llama.cpp -----------------------------------------------------
+SRC_DIR="$PREFIX/src"
+if [[ ! -f "$SRC_DIR/CMakeLists.txt" || ! -f "$SRC_DIR/.kite-commit" ]]; then
+    log "extracting vendor/llama.cpp"
+    rm -rf "$SRC_DIR" "$PREFIX/src.tmp"
+    mkdir -p "$PREFIX/src.tmp"
+    top="llama_cpp_python-$LCPP_PY_VERSION"
+    tar -xzf "$SDIST" -C "$PREFIX/src.tmp" \
+        "$top/vendor/llama.cpp" "$top/.git/modules/vendor/llama.cpp/HEAD" 2>/dev/null \
+        || tar -xzf "$SDIST" -C "$PREFIX/src.tmp" "$top/vendor/llama.cpp"
+    commit="unknown"
+    head_file="$PREFIX/src.tmp/$top/.git/modules/vendor/llama.cpp/HEAD"
+    if [[ -f "$head_file" ]]; then
+        commit="$(tr -d '[:space:]' <"$head_file")"
+    fi
+    mv "$PREFIX/src.tmp/$top/vendor/llama.cpp" "$SRC_DIR"
+    rm -rf "$PREFIX/src.tmp"
+    # The submodule's .git file points into the sdist's .git dir, which we do
+    # not keep; remove it so llama.cpp's build-info does not query a broken repo.
+    rm -f "$SRC_DIR/.git"
+    echo "$commit" >"$SRC_DIR/.kite-commit"
+fi
+LCPP_COMMIT="$(cat "$SRC_DIR/.kite-commit")"
+log "llama.cpp commit: $LCPP_COMMIT"
+
+# --- configure ------------------------------------------------------------------
+BUILD_DIR="$PREFIX/build"
+LOG_FILE="$PREFIX/build.log"
+: >"$LOG_FILE"
+
+generator=()
+if command -v ninja >/dev/null 2>&1; then
+    generator=(-G Ninja)
+fi
+
+run_logged() {
+    if ! "$@" >>"$LOG_FILE" 2>&1; then
+        log "command failed: $*"
+        log "last lines of $LOG_FILE:"
+        tail -n 40 "$LOG_FILE" >&2
+        exit 1
+    fi
+}
+
+# A build dir configured for another source dir or generator cannot be reused.
+gen_name="Unix Makefiles"
+((${#generator[@]})) && gen_name="Ninja"
+if [[ -f "$BUILD_DIR/CMakeCache.txt" ]] \
+        && ! { grep -qxF "CMAKE_HOME_DIRECTORY:INTERNAL=$SRC_DIR" "$BUILD_DIR/CMakeCache.txt" \
+               && grep -qxF "CMAKE_GENERATOR:INTERNAL=$gen_name" "$BUILD_DIR/CMakeCache.txt"; }; then
+    log "removing stale build dir $BUILD_DIR"
+    rm -rf "$BUILD_DIR"
+fi
+
+log "configuring (Release, CPU only, GGML_NATIVE=ON, static libs); log: $LOG_FILE"
+cfg_start=$SECONDS
+run_logged cmake -S "$SRC_DIR" -B "$BUILD_DIR" "${generator[@]}" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DBUILD_SHARED_LIBS=OFF \
+    -DGGML_NATIVE=ON \
+    -DGGML_CUDA=OFF -DGGML_VULKAN=OFF -DGGML_METAL=OFF -DGGML_HIP=OFF \
+    -DGGML_SYCL=OFF -DGGML_OPENCL=OFF -DGGML_RPC=OFF \
+    -DLLAMA_CURL=OFF \
+    -DLLAMA_OPENSSL=OFF \
+    -DLLAMA_BUILD_UI=OFF \
+    -DLLAMA_USE_PREBUILT_UI=OFF \
+    -DLLAMA_BUILD_TESTS=OFF \
+    -DLLAMA_BUILD_COMMIT="${LCPP_COMMIT:0:7}"
+
+# --- build ----------------------------------------------------------------------
+log "building ${#TARGETS[@]} targets with -j$JOBS (this takes a while): ${TARGETS[*]}"
+run_logged cmake --build "$BUILD_DIR" --config Release -j "$JOBS" --target "${TARGETS[@]}"
+log "build finished in $((SECONDS - cfg_start))s"
+
+# --- install into bin/ ------------------------------------------------------------
+rm -rf "$BIN_DIR.tmp"
+mkdir -p "$BIN_DIR.tmp"
+for t in "${TARGETS[@]}"; do
+    [[ -x "$BUILD_DIR/bin/$t" ]] || die "missing built binary $BUILD_DIR/bin/$t"
+    cp -f "$BUILD_DIR/bin/$t" "$BIN_DIR.tmp/$t"
+done
+{
+    echo "llama-cpp-python $LCPP_PY_VERSION"
+    echo "llama.cpp commit $LCPP_COMMIT"
+    echo "sdist sha256 $LCPP_PY_SDIST_SHA256"
+    echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -m) with GGML_NATIVE=ON"
+} >"$BIN_DIR.tmp/.kite-build-complete"
+rm -rf "$BIN_DIR"
+mv "$BIN_DIR.tmp" "$BIN_DIR"
+
+log "binaries are in $BIN_DIR"
+echo "$BIN_DIR"
