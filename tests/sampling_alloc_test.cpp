@@ -1,0 +1,106 @@
+// Sampler::sample allocates nothing: this file replaces the global operator new of the
+// test binary with one that counts, but only on a thread that has switched counting on,
+// so every other test sees plain malloc/free.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <new>
+#include <random>
+#include <vector>
+
+#include "sampling/sampler.h"
+
+namespace {
+
+thread_local bool t_counting = false;
+thread_local long t_allocations = 0;
+
+void* counted_malloc(std::size_t size) noexcept {
+    if (t_counting) ++t_allocations;
+    return std::malloc(size == 0 ? 1 : size);
+}
+
+}  // namespace
+
+// The array and aligned forms are left alone: libstdc++'s operator new[] calls this one,
+// and nothing here allocates over-aligned memory.
+void* operator new(std::size_t size) {
+    if (void* p = counted_malloc(size)) return p;
+    throw std::bad_alloc();
+}
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+    return counted_malloc(size);
+}
+void operator delete(void* p) noexcept {
+    std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+    std::free(p);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+    std::free(p);
+}
+
+namespace kite {
+namespace {
+
+// Counts the heap allocations fn makes on this thread.
+template <typename Fn>
+long allocations_in(Fn&& fn) {
+    t_allocations = 0;
+    t_counting = true;
+    fn();
+    t_counting = false;
+    return t_allocations;
+}
+
+void* volatile g_sink;
+
+TEST(SamplerAlloc, CounterSeesAllocations) {
+    // Direct operator calls, which the compiler may not elide as it may a new-expression.
+    EXPECT_EQ(allocations_in([] { g_sink = ::operator new(16); }), 1);
+    ::operator delete(g_sink);
+    EXPECT_EQ(allocations_in([] {
+                  std::vector<float> v(100);
+                  g_sink = v.data();
+              }),
+              1);
+}
+
+TEST(SamplerAlloc, SampleAllocatesNothing) {
+    const int32_t vocab = 50000;
+    std::mt19937 rng(5);
+    std::normal_distribution<float> normal(0.0f, 2.0f);
+    std::vector<float> logits(vocab), row(vocab);
+    for (float& l : logits) l = normal(rng);
+    std::vector<int32_t> history(300);
+    for (int32_t& t : history) t = static_cast<int32_t>(rng() % vocab);
+
+    std::vector<SamplingParams> configs(6);
+    configs[0].temperature = 0;
+    configs[1].top_k = 40;
+    configs[2].top_p = 0.95f;
+    configs[3].min_p = 0.05f;
+    configs[4] = configs[1];
+    configs[4].top_p = 0.9f;
+    configs[4].min_p = 0.02f;
+    configs[4].temperature = 0.7f;
+    configs[5].repetition_penalty = 1.1f;
+    configs[5].presence_penalty = 0.2f;
+    configs[5].frequency_penalty = 0.1f;
+    configs[5].penalty_last_n = -1;
+    configs[5].logit_bias = {{7, -INFINITY}, {8, 2.0f}};
+    for (size_t i = 0; i < configs.size(); ++i) {
+        Sampler sampler(configs[i], vocab);
+        const long n = allocations_in([&] {
+            for (int step = 0; step < 5; ++step) {
+                std::copy(logits.begin(), logits.end(), row.begin());
+                sampler.sample(row, history);
+            }
+        });
+        EXPECT_EQ(n, 0) << "config " << i;
+    }
+}
+
+}  // namespace
+}  // namespace kite
