@@ -14,7 +14,8 @@ ctest --test-dir build --output-on-failure -j2
 
 bash scripts/build.sh asan
 echo "[test] unit tests (AddressSanitizer + UBSan)"
-ctest --test-dir build-asan --output-on-failure -j2
+# Tests named *Slow run whole generations over the model: release build only.
+ctest --test-dir build-asan --output-on-failure -j2 -E Slow
 
 bash scripts/build.sh fuzz
 echo "[test] fuzzing the GGUF parser for ${fuzz_seconds}s"

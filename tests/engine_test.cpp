@@ -71,7 +71,8 @@ const std::vector<std::string> kPrompts = {
     "A list of fruits:\n-",
 };
 
-TEST_F(EngineTest, BatchedSequencesMatchSoloRuns) {
+// Slow: dozens of generations (left out of the sanitizer run).
+TEST_F(EngineTest, BatchedSequencesMatchSoloRunsSlow) {
     const int64_t n = 24;
     std::vector<std::vector<int32_t>> solo;
     for (const std::string& p : kPrompts) solo.push_back(generate({p}, n)[0]);
