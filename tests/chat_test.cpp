@@ -14,7 +14,8 @@ TEST(ChatTemplate, RendersTheDefaultModelsChatML) {
     auto file = GgufFile::open(test::default_model_path());
     ChatTemplate t = ChatTemplate::from_gguf(*file);
     EXPECT_STREQ(t.name(), "chatml");
-    EXPECT_EQ(t.default_system(), "You are a helpful AI assistant named SmolLM, trained by Hugging Face");
+    EXPECT_EQ(t.default_system(),
+              "You are a helpful AI assistant named SmolLM, trained by Hugging Face");
     std::vector<ChatMessage> m{{"user", "Hi"}};
     EXPECT_EQ(t.render(m, true),
               "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging "
@@ -35,7 +36,8 @@ TEST(ChatTemplate, RecognisesOtherFamiliesAndRejectsUnknown) {
               "<|start_header_id|>assistant<|end_header_id|>\n\n");
     ChatTemplate l2 = ChatTemplate::from_source("{{ '[INST] ' + content + ' [/INST]' }}");
     m = {{"system", "S"}, {"user", "Hi"}, {"assistant", "Yo"}, {"user", "Again"}};
-    EXPECT_EQ(l2.render(m, true), "<s>[INST] <<SYS>>\nS\n<</SYS>>\n\nHi [/INST] Yo </s><s>[INST] Again [/INST]");
+    EXPECT_EQ(l2.render(m, true),
+              "<s>[INST] <<SYS>>\nS\n<</SYS>>\n\nHi [/INST] Yo </s><s>[INST] Again [/INST]");
     EXPECT_THROW(ChatTemplate::from_source("{{ messages }}"), Error);
 }
 
@@ -65,7 +67,8 @@ TEST(ChatSession, LaterTurnsReuseTheCache) {
     const std::string turn2_prompt = full.substr(0, full.rfind("<|im_start|>assistant\n") + 22);
     ASSERT_EQ(turn2_prompt.compare(0, cached.size(), cached), 0);
     const int64_t expected =
-        static_cast<int64_t>(tok->encode(turn2_prompt.substr(cached.size()), false, true).size()) + 1;
+        static_cast<int64_t>(tok->encode(turn2_prompt.substr(cached.size()), false, true).size()) +
+        1;
     EXPECT_EQ(chat.last_prompt_tokens(), expected);
     EXPECT_EQ(engine.stats().prompt_tokens - before, expected);
     EXPECT_LT(chat.last_prompt_tokens(), first_prompt);

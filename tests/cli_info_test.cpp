@@ -13,7 +13,9 @@ namespace {
 
 using test::run_kite;
 
-std::string model_arg() { return "-m " + test::default_model_path(); }
+std::string model_arg() {
+    return "-m " + test::default_model_path();
+}
 
 TEST(CliInfo, DescribesTheDefaultModel) {
     auto r = run_kite("info " + model_arg());

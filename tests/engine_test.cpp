@@ -12,7 +12,7 @@ namespace kite {
 namespace {
 
 class EngineTest : public ::testing::Test {
-protected:
+  protected:
     static void SetUpTestSuite() {
         model_ = Model::load(test::default_model_path()).release();
         tokenizer_ = Tokenizer::from_gguf(model_->file()).release();
@@ -39,14 +39,18 @@ protected:
         return p;
     }
 
-    std::vector<int32_t> encode(const std::string& text) { return tokenizer_->encode(text, true, true); }
+    std::vector<int32_t> encode(const std::string& text) {
+        return tokenizer_->encode(text, true, true);
+    }
 
     // Runs all prompts together; returns each one's generated tokens.
     std::vector<std::vector<int32_t>> generate(const std::vector<std::string>& prompts, int64_t n,
                                                int64_t batch_tokens = 512) {
-        Engine engine(*model_, *tokenizer_, config(static_cast<int64_t>(prompts.size()), batch_tokens));
+        Engine engine(*model_, *tokenizer_,
+                      config(static_cast<int64_t>(prompts.size()), batch_tokens));
         std::map<int64_t, size_t> index;
-        for (size_t i = 0; i < prompts.size(); ++i) index[engine.submit(encode(prompts[i]), greedy(n))] = i;
+        for (size_t i = 0; i < prompts.size(); ++i)
+            index[engine.submit(encode(prompts[i]), greedy(n))] = i;
         std::vector<std::vector<int32_t>> out(prompts.size());
         while (engine.has_work())
             for (const TokenEvent& ev : engine.step()) out[index[ev.seq_id]].push_back(ev.token);
@@ -79,16 +83,20 @@ TEST_F(EngineTest, BatchedSequencesMatchSoloRunsSlow) {
     for (size_t count : {size_t{1}, size_t{3}, size_t{8}}) {
         std::vector<std::string> prompts(kPrompts.begin(), kPrompts.begin() + count);
         auto together = generate(prompts, n);
-        for (size_t i = 0; i < count; ++i) EXPECT_EQ(together[i], solo[i]) << "N=" << count << " prompt " << i;
+        for (size_t i = 0; i < count; ++i)
+            EXPECT_EQ(together[i], solo[i]) << "N=" << count << " prompt " << i;
     }
     // Chunked prefill (8 tokens per step, so long prompts span several steps) changes nothing.
     auto chunked = generate(kPrompts, n, 8);
-    for (size_t i = 0; i < kPrompts.size(); ++i) EXPECT_EQ(chunked[i], solo[i]) << "chunked prompt " << i;
+    for (size_t i = 0; i < kPrompts.size(); ++i)
+        EXPECT_EQ(chunked[i], solo[i]) << "chunked prompt " << i;
 }
 
 TEST_F(EngineTest, GreedyAnswersAFactualQuestion) {
-    auto out = generate({"<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n"}, 8);
-    EXPECT_NE(tokenizer_->decode(out[0]).find("Paris"), std::string::npos) << tokenizer_->decode(out[0]);
+    auto out = generate(
+        {"<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n"}, 8);
+    EXPECT_NE(tokenizer_->decode(out[0]).find("Paris"), std::string::npos)
+        << tokenizer_->decode(out[0]);
 }
 
 TEST_F(EngineTest, StopsAtEosStopStringMaxTokensAndContext) {
@@ -96,7 +104,9 @@ TEST_F(EngineTest, StopsAtEosStopStringMaxTokensAndContext) {
     GenerationParams p = greedy(64);
     p.ignore_eos = false;
     int64_t id = engine.submit(
-        encode("<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n"), p);
+        encode(
+            "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n"),
+        p);
     FinishReason finish = FinishReason::None;
     while (engine.has_work())
         for (const TokenEvent& ev : engine.step()) finish = ev.finish;
@@ -152,7 +162,8 @@ TEST_F(EngineTest, KvCacheSizeMatchesTheFormula) {
         cfg.kv_type = type;
         Engine engine(*model_, *tokenizer_, cfg);
         const int64_t b = type == TensorType::F16 ? 2 : 4, B = 4, s = 512;
-        EXPECT_EQ(engine.kv_cache().bytes(), size_t(2 * b * B * c.n_layers * c.n_kv_heads * s * c.head_dim));
+        EXPECT_EQ(engine.kv_cache().bytes(),
+                  size_t(2 * b * B * c.n_layers * c.n_kv_heads * s * c.head_dim));
     }
 }
 

@@ -129,7 +129,9 @@ TEST(Gguf, RejectsBadVersions) {
 }
 
 // Patches the u64 at `offset`.
-void patch_u64(std::vector<uint8_t>& b, size_t offset, uint64_t v) { std::memcpy(&b[offset], &v, 8); }
+void patch_u64(std::vector<uint8_t>& b, size_t offset, uint64_t v) {
+    std::memcpy(&b[offset], &v, 8);
+}
 
 TEST(Gguf, RejectsHugeCounts) {
     std::vector<uint8_t> bytes = small_file();
@@ -154,8 +156,12 @@ TEST(Gguf, RejectsHostileArrays) {
 
     // An array of arrays nested 100 deep: must stop at the nesting limit, not overflow.
     std::vector<uint8_t> deep{'G', 'G', 'U', 'F', 3, 0, 0, 0};
-    auto put64 = [&](uint64_t v) { for (int i = 0; i < 8; ++i) deep.push_back(uint8_t(v >> (8 * i))); };
-    auto put32 = [&](uint32_t v) { for (int i = 0; i < 4; ++i) deep.push_back(uint8_t(v >> (8 * i))); };
+    auto put64 = [&](uint64_t v) {
+        for (int i = 0; i < 8; ++i) deep.push_back(uint8_t(v >> (8 * i)));
+    };
+    auto put32 = [&](uint32_t v) {
+        for (int i = 0; i < 4; ++i) deep.push_back(uint8_t(v >> (8 * i)));
+    };
     put64(0), put64(1), put64(1), deep.push_back('k'), put32(9);
     for (int i = 0; i < 100; ++i) put32(9), put64(1);
     EXPECT_NE(error_of(deep).find("nested deeper"), std::string::npos);
@@ -168,7 +174,8 @@ TEST(Gguf, RejectsBadTensors) {
         w.add_tensor("t", type, dims, data);
         return w.to_bytes();
     };
-    // Locate fields of the single tensor entry: header 24, name 8+1, n_dims 4, dims, type 4, offset 8.
+    // Locate fields of the single tensor entry: header 24, name 8+1, n_dims 4, dims, type 4,
+    // offset 8.
     std::vector<uint8_t> b = with_tensor(TensorType::F32, {8}, 32);
     size_t type_at = 24 + 9 + 4 + 8, offset_at = type_at + 4;
     b[type_at] = 77;

@@ -123,14 +123,17 @@ TEST(Attention, PagedMatchesDirectSoftmax) {
         const int64_t slot_elems = Hkv * d, n_slots = 6 * bs;
         const size_t eb = type == TensorType::F16 ? 2 : 4;
         std::vector<uint8_t> kmem(n_slots * slot_elems * eb), vmem(kmem.size());
-        std::vector<float> keys = random_floats(ctx * slot_elems, rng), vals = random_floats(ctx * slot_elems, rng);
+        std::vector<float> keys = random_floats(ctx * slot_elems, rng),
+                           vals = random_floats(ctx * slot_elems, rng);
         for (int64_t p = 0; p < ctx; ++p) {
             const int64_t slot = table[p / bs] * bs + p % bs;
             for (int64_t i = 0; i < slot_elems; ++i) {
                 float kv = keys[p * slot_elems + i], vv = vals[p * slot_elems + i];
                 if (type == TensorType::F16) {
-                    reinterpret_cast<uint16_t*>(kmem.data())[slot * slot_elems + i] = f32_to_f16(kv);
-                    reinterpret_cast<uint16_t*>(vmem.data())[slot * slot_elems + i] = f32_to_f16(vv);
+                    reinterpret_cast<uint16_t*>(kmem.data())[slot * slot_elems + i] =
+                        f32_to_f16(kv);
+                    reinterpret_cast<uint16_t*>(vmem.data())[slot * slot_elems + i] =
+                        f32_to_f16(vv);
                     keys[p * slot_elems + i] = f16_to_f32(f32_to_f16(kv));
                     vals[p * slot_elems + i] = f16_to_f32(f32_to_f16(vv));
                 } else {
@@ -145,7 +148,8 @@ TEST(Attention, PagedMatchesDirectSoftmax) {
         const int32_t* tables[T] = {table, table, table};
         std::vector<float> q = random_floats(T * H * d, rng), out(T * H * d);
         ThreadPool pool(2);
-        paged_attention(layer, {H, Hkv, d}, q.data(), out.data(), T, positions, tables, 0.125f, pool);
+        paged_attention(layer, {H, Hkv, d}, q.data(), out.data(), T, positions, tables, 0.125f,
+                        pool);
         for (int64_t t = 0; t < T; ++t)
             for (int64_t h = 0; h < H; ++h) {
                 const int64_t kvh = h / (H / Hkv);
@@ -153,14 +157,16 @@ TEST(Attention, PagedMatchesDirectSoftmax) {
                 double mx = -1e30, sum = 0;
                 for (int64_t p = 0; p <= positions[t]; ++p) {
                     double s = 0;
-                    for (int64_t i = 0; i < d; ++i) s += q[(t * H + h) * d + i] * keys[p * slot_elems + kvh * d + i];
+                    for (int64_t i = 0; i < d; ++i)
+                        s += q[(t * H + h) * d + i] * keys[p * slot_elems + kvh * d + i];
                     w[p] = s * 0.125;
                     mx = std::max(mx, w[p]);
                 }
                 for (double& x : w) sum += (x = std::exp(x - mx));
                 for (int64_t i = 0; i < d; ++i) {
                     double o = 0;
-                    for (int64_t p = 0; p <= positions[t]; ++p) o += w[p] / sum * vals[p * slot_elems + kvh * d + i];
+                    for (int64_t p = 0; p <= positions[t]; ++p)
+                        o += w[p] / sum * vals[p * slot_elems + kvh * d + i];
                     ASSERT_NEAR(out[(t * H + h) * d + i], o, 1e-4) << t << " " << h << " " << i;
                 }
             }

@@ -25,10 +25,10 @@ TEST(Fp16, KnownValuesAndRounding) {
     EXPECT_EQ(f16_to_f32(0xc000), -2.0f);
     EXPECT_EQ(f16_to_f32(0x7bff), 65504.0f);
     EXPECT_EQ(f16_to_f32(0x0001), std::ldexp(1.0f, -24));
-    EXPECT_EQ(f32_to_f16(65520.0f), 0x7c00);                 // rounds up to infinity
-    EXPECT_EQ(f32_to_f16(1.0f + std::ldexp(1.0f, -11)), 0x3c00);  // tie to even (down)
+    EXPECT_EQ(f32_to_f16(65520.0f), 0x7c00);                          // rounds up to infinity
+    EXPECT_EQ(f32_to_f16(1.0f + std::ldexp(1.0f, -11)), 0x3c00);      // tie to even (down)
     EXPECT_EQ(f32_to_f16(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);  // tie to even (up)
-    EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -25)), 0x0000);    // tie to even: zero
+    EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -25)), 0x0000);             // tie to even: zero
     EXPECT_EQ(f32_to_f16(std::ldexp(3.0f, -25)), 0x0002);
     EXPECT_TRUE(std::isnan(f16_to_f32(f32_to_f16(NAN))));
 }
@@ -57,7 +57,8 @@ void expect_round_trip(TensorType type, float max_step_fraction) {
     dequantize_row(type, q.data(), y.data(), n);
     for (size_t b = 0; b < n / 32; ++b) {
         float lo = x[b * 32], hi = x[b * 32];
-        for (size_t j = 0; j < 32; ++j) lo = std::min(lo, x[b * 32 + j]), hi = std::max(hi, x[b * 32 + j]);
+        for (size_t j = 0; j < 32; ++j)
+            lo = std::min(lo, x[b * 32 + j]), hi = std::max(hi, x[b * 32 + j]);
         float range = hi - lo;
         for (size_t j = 0; j < 32; ++j)
             ASSERT_NEAR(y[b * 32 + j], x[b * 32 + j], range * max_step_fraction)
@@ -82,7 +83,8 @@ TEST(Blocks, KnownEncoding) {
     EXPECT_EQ(b8.d, f32_to_f16(31.0f / 127.0f));
     EXPECT_EQ(b8.qs[31], 127);
     EXPECT_EQ(b8.qs[1], 4);  // 127/31 = 4.097
-    // Q4_1 of the same: min 0, d = 31/15; the first byte holds q0 (=0) and q16 (= round(16*15/31)=8).
+    // Q4_1 of the same: min 0, d = 31/15; the first byte holds q0 (=0) and q16 (=
+    // round(16*15/31)=8).
     BlockQ4_1 b41;
     quantize_row_q4_1(x.data(), &b41, 32);
     EXPECT_EQ(b41.m, 0);

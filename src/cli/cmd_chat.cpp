@@ -54,7 +54,8 @@ void add_chat_command(CLI::App& app) {
     auto o = std::make_shared<ChatOptions>();
     o->engine.add_to(*cmd);
     o->sampling.add_to(*cmd, 512);
-    cmd->add_option("-s,--system", o->system, "System message (default: the template's own, if any)");
+    cmd->add_option("-s,--system", o->system,
+                    "System message (default: the template's own, if any)");
     cmd->callback([o] { chat(*o); });
 }
 

@@ -44,8 +44,8 @@ void print_info(const std::string& path, bool show_metadata) {
     fmt::print("parameters:      {} ({:.1f} M)\n", n_params, n_params / 1e6);
     fmt::print("layers:          {}\n", c.n_layers);
     fmt::print("width:           {} (feed-forward {})\n", c.n_embd, c.n_ff);
-    fmt::print("heads:           {} query, {} key/value (group size {})\n", c.n_heads,
-               c.n_kv_heads, c.n_heads / c.n_kv_heads);
+    fmt::print("heads:           {} query, {} key/value (group size {})\n", c.n_heads, c.n_kv_heads,
+               c.n_heads / c.n_kv_heads);
     fmt::print("head dim:        {} (rope dims {}, base {})\n", c.head_dim, c.n_rot,
                c.rope_freq_base);
     fmt::print("context length:  {}\n", c.n_ctx_train);

@@ -32,7 +32,8 @@ void run_perplexity(const PerplexityCliOptions& o) {
     po.bos = m.tokenizer->adds_bos() ? m.tokenizer->bos() : -1;
     po.kv_type = o.engine.engine_config(1).kv_type;
     ThreadPool pool(o.engine.threads > 0 ? o.engine.threads : ThreadPool::default_threads());
-    fmt::print(stderr, "{} tokens, {} windows of {}\n", tokens.size(), tokens.size() / po.n_ctx, po.n_ctx);
+    fmt::print(stderr, "{} tokens, {} windows of {}\n", tokens.size(), tokens.size() / po.n_ctx,
+               po.n_ctx);
     PerplexityResult r = perplexity(*m.model, tokens, po, pool, [](int64_t w, double ppl) {
         fmt::print("[{}]{:.4f},", w + 1, ppl);
         std::fflush(stdout);

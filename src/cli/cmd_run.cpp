@@ -49,7 +49,8 @@ void run(const RunOptions& o) {
         for (const TokenEvent& ev : engine.step()) {
             if (ev.seq_id != id) continue;
             if (ttft < 0)
-                ttft = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+                ttft =
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             std::fwrite(ev.text.data(), 1, ev.text.size(), stdout);
             std::fflush(stdout);
             finish = ev.finish;
@@ -57,12 +58,13 @@ void run(const RunOptions& o) {
     }
     const Engine::Stats& s = engine.stats();
     const int64_t decoded = s.generated_tokens - 1;  // the first token comes from the prefill
-    fmt::print(stderr,
-               "\n[stopped: {}] prompt {} tokens, {:.1f} tok/s | generated {} tokens, {:.1f} tok/s | "
-               "time to first token {:.0f} ms | {} threads\n",
-               finish_reason_name(finish), s.prompt_tokens,
-               s.prompt_seconds > 0 ? s.prompt_tokens / s.prompt_seconds : 0.0, s.generated_tokens,
-               s.decode_seconds > 0 ? decoded / s.decode_seconds : 0.0, ttft * 1000, engine.threads());
+    fmt::print(
+        stderr,
+        "\n[stopped: {}] prompt {} tokens, {:.1f} tok/s | generated {} tokens, {:.1f} tok/s | "
+        "time to first token {:.0f} ms | {} threads\n",
+        finish_reason_name(finish), s.prompt_tokens,
+        s.prompt_seconds > 0 ? s.prompt_tokens / s.prompt_seconds : 0.0, s.generated_tokens,
+        s.decode_seconds > 0 ? decoded / s.decode_seconds : 0.0, ttft * 1000, engine.threads());
 }
 
 }  // namespace
@@ -75,7 +77,8 @@ void add_run_command(CLI::App& app) {
     auto* p = cmd->add_option("-p,--prompt", o->prompt, "The prompt");
     auto* f = cmd->add_option("-f,--file", o->prompt_file, "Read the prompt from a file");
     p->excludes(f);
-    cmd->add_flag("--no-special", o->no_special, "Treat special-token text in the prompt as plain text");
+    cmd->add_flag("--no-special", o->no_special,
+                  "Treat special-token text in the prompt as plain text");
     cmd->callback([o, p, f] {
         if (p->count() == 0 && f->count() == 0) fail("give a prompt with -p TEXT or -f FILE");
         run(*o);

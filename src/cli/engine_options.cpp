@@ -10,13 +10,15 @@ namespace kite::cli {
 
 void EngineOptions::add_to(CLI::App& cmd) {
     cmd.add_option("-m,--model", model, "GGUF model file (default: the installed default model)");
-    cmd.add_option("-t,--threads", threads, "Threads (default: physical cores)")->check(CLI::Range(0, 1024));
+    cmd.add_option("-t,--threads", threads, "Threads (default: physical cores)")
+        ->check(CLI::Range(0, 1024));
     cmd.add_option("-c,--ctx-size", context, "Context length in tokens (default: the model's)")
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
     cmd.add_option("--kv-type", kv_type, "KV-cache element type: f16 or f32")
         ->check(CLI::IsMember({"f16", "f32"}))
         ->capture_default_str();
-    cmd.add_option("--kv-mem", kv_mem, "KV-cache memory budget, e.g. 256M (default: from the context)");
+    cmd.add_option("--kv-mem", kv_mem,
+                   "KV-cache memory budget, e.g. 256M (default: from the context)");
     cmd.add_option("--max-batch-tokens", max_batch_tokens, "Tokens per forward pass")
         ->check(CLI::Range(int64_t{1}, int64_t{65536}))
         ->capture_default_str();
@@ -38,20 +40,24 @@ void SamplingOptions::add_to(CLI::App& cmd, int64_t default_max_tokens) {
     SamplingParams& s = p.sampling;
     p.max_tokens = default_max_tokens;
     s.temperature = 0.8f, s.top_k = 40, s.top_p = 0.95f, s.min_p = 0.05f;
-    cmd.add_option("-n,--n-predict", p.max_tokens, "Tokens to generate, at most")->capture_default_str();
+    cmd.add_option("-n,--n-predict", p.max_tokens, "Tokens to generate, at most")
+        ->capture_default_str();
     cmd.add_option("--temp", s.temperature, "Temperature; 0 = greedy")->capture_default_str();
-    cmd.add_option("--top-k", s.top_k, "Keep the k most likely tokens; 0 = off")->capture_default_str();
-    cmd.add_option("--top-p", s.top_p, "Nucleus sampling threshold; 1 = off")->capture_default_str();
-    cmd.add_option("--min-p", s.min_p, "Drop tokens below min-p * p(best); 0 = off")->capture_default_str();
+    cmd.add_option("--top-k", s.top_k, "Keep the k most likely tokens; 0 = off")
+        ->capture_default_str();
+    cmd.add_option("--top-p", s.top_p, "Nucleus sampling threshold; 1 = off")
+        ->capture_default_str();
+    cmd.add_option("--min-p", s.min_p, "Drop tokens below min-p * p(best); 0 = off")
+        ->capture_default_str();
     cmd.add_option("--repeat-penalty", s.repetition_penalty, "Repetition penalty; 1 = off")
         ->capture_default_str();
     cmd.add_option("--presence-penalty", s.presence_penalty, "Presence penalty; 0 = off");
     cmd.add_option("--frequency-penalty", s.frequency_penalty, "Frequency penalty; 0 = off");
-    cmd.add_option("--repeat-last-n", s.penalty_last_n, "Tokens the penalties look back on; -1 = all")
+    cmd.add_option("--repeat-last-n", s.penalty_last_n,
+                   "Tokens the penalties look back on; -1 = all")
         ->capture_default_str();
-    cmd.add_option("--seed", s.seed, "Random seed (default: random)")->each([this](const std::string&) {
-        seed_given = true;
-    });
+    cmd.add_option("--seed", s.seed, "Random seed (default: random)")
+        ->each([this](const std::string&) { seed_given = true; });
     cmd.add_option("--stop", p.stop, "Stop before this text (repeatable)");
     cmd.add_flag("--ignore-eos", p.ignore_eos, "Keep generating past end-of-text tokens");
 }
@@ -80,10 +86,14 @@ size_t parse_bytes(const std::string& text) {
     std::string unit = text.substr(end);
     for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     double scale = 1;
-    if (unit == "K" || unit == "KB" || unit == "KIB") scale = 1024.0;
-    else if (unit == "M" || unit == "MB" || unit == "MIB") scale = 1024.0 * 1024;
-    else if (unit == "G" || unit == "GB" || unit == "GIB") scale = 1024.0 * 1024 * 1024;
-    else if (!unit.empty()) fail("'{}' is not a size (expected e.g. 512M or 2G)", text);
+    if (unit == "K" || unit == "KB" || unit == "KIB")
+        scale = 1024.0;
+    else if (unit == "M" || unit == "MB" || unit == "MIB")
+        scale = 1024.0 * 1024;
+    else if (unit == "G" || unit == "GB" || unit == "GIB")
+        scale = 1024.0 * 1024 * 1024;
+    else if (!unit.empty())
+        fail("'{}' is not a size (expected e.g. 512M or 2G)", text);
     if (value <= 0 || value * scale > 1e15) fail("size '{}' is out of range", text);
     return static_cast<size_t>(value * scale);
 }

@@ -34,9 +34,10 @@ std::string resolve_model_path(const std::string& flag) {
     fs::path def = repo_root() / kDefaultModel;
     std::error_code ec;
     if (fs::exists(def, ec)) return def.string();
-    fail("no model given and the default model is not installed at '{}': run "
-         "'bash scripts/setup.sh' to install it, or pass -m PATH (or set KITE_MODEL)",
-         def.string());
+    fail(
+        "no model given and the default model is not installed at '{}': run "
+        "'bash scripts/setup.sh' to install it, or pass -m PATH (or set KITE_MODEL)",
+        def.string());
 }
 
 }  // namespace kite::cli

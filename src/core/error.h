@@ -10,7 +10,7 @@ namespace kite {
 
 // Bad input from outside: a file, a flag, a request. The CLI prints what() and exits 1.
 class Error : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 

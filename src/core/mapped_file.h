@@ -9,7 +9,7 @@
 namespace kite {
 
 class MappedFile {
-public:
+  public:
     // Throws kite::Error naming the path if it cannot be opened or mapped.
     explicit MappedFile(const std::string& path);
     ~MappedFile();
@@ -19,7 +19,7 @@ public:
     std::span<const uint8_t> bytes() const { return {data_, size_}; }
     const std::string& path() const { return path_; }
 
-private:
+  private:
     std::string path_;
     const uint8_t* data_ = nullptr;
     size_t size_ = 0;

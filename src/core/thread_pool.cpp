@@ -63,8 +63,10 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
     run_share(0);
     // A worker may have been descheduled (an oversubscribed machine): yield to let it run.
     for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
-        if (spins < kSpinsBeforeYield) cpu_relax();
-        else std::this_thread::yield();
+        if (spins < kSpinsBeforeYield)
+            cpu_relax();
+        else
+            std::this_thread::yield();
     }
 }
 

@@ -14,7 +14,7 @@
 namespace kite {
 
 class ThreadPool {
-public:
+  public:
     explicit ThreadPool(int n_threads);
     ~ThreadPool();
     ThreadPool(const ThreadPool&) = delete;
@@ -29,7 +29,7 @@ public:
     // Physical cores of this machine (falls back to the logical count).
     static int default_threads();
 
-private:
+  private:
     void worker(int index);
     void run_share(int index);
 

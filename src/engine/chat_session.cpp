@@ -26,12 +26,14 @@ std::string ChatSession::send(const std::string& user_text, const GenerationPara
     p.keep_cache = true;
 
     // What the cache holds, as text: everything so far, special tokens written out.
-    const std::string cached = seq_id_ >= 0 ? tokenizer_.decode(engine_.sequence(seq_id_).tokens) : "";
+    const std::string cached =
+        seq_id_ >= 0 ? tokenizer_.decode(engine_.sequence(seq_id_).tokens) : "";
     if (seq_id_ >= 0 && prompt.compare(0, cached.size(), cached) == 0) {
         std::vector<int32_t> delta = tokenizer_.encode(prompt.substr(cached.size()), false, true);
         const int64_t before = engine_.sequence(seq_id_).n_computed;
         engine_.extend(seq_id_, delta, p);
-        last_prompt_tokens_ = static_cast<int64_t>(engine_.sequence(seq_id_).tokens.size()) - before;
+        last_prompt_tokens_ =
+            static_cast<int64_t>(engine_.sequence(seq_id_).tokens.size()) - before;
     } else {
         // First turn, or the template rewrote earlier text: start a fresh sequence.
         if (seq_id_ >= 0) engine_.release(seq_id_);

@@ -13,7 +13,7 @@
 namespace kite {
 
 class ChatSession {
-public:
+  public:
     ChatSession(Engine& engine, const Tokenizer& tokenizer, ChatTemplate chat_template,
                 std::string system_prompt = "");
     ~ChatSession();
@@ -29,7 +29,7 @@ public:
     // Tokens of the conversation so far (all in the KV cache but the last).
     int64_t context_tokens() const;
 
-private:
+  private:
     Engine& engine_;
     const Tokenizer& tokenizer_;
     ChatTemplate template_;

@@ -37,7 +37,8 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
     }
     kv_ = std::make_unique<KvCache>(shape, config_.kv_type, n_blocks, config_.block_size);
     blocks_ = std::make_unique<BlockPool>(n_blocks);
-    scheduler_ = std::make_unique<Scheduler>(*blocks_, config_.block_size, config_.max_batch_tokens);
+    scheduler_ =
+        std::make_unique<Scheduler>(*blocks_, config_.block_size, config_.max_batch_tokens);
     // Logits rows: one per sequence in a step, at most one per batch token.
     state_ = std::make_unique<RunState>(model.config(), config_.max_batch_tokens,
                                         config_.max_batch_tokens);
@@ -52,18 +53,22 @@ Engine::Active& Engine::active(int64_t seq_id) const {
     return *it->second;
 }
 
-const Sequence& Engine::sequence(int64_t seq_id) const { return active(seq_id).seq; }
+const Sequence& Engine::sequence(int64_t seq_id) const {
+    return active(seq_id).seq;
+}
 
 static void check_params(const GenerationParams& p, int32_t n_vocab) {
     p.sampling.validate(n_vocab);
-    if (p.max_tokens <= 0) fail("the number of tokens to generate must be positive, got {}", p.max_tokens);
+    if (p.max_tokens <= 0)
+        fail("the number of tokens to generate must be positive, got {}", p.max_tokens);
     for (const std::string& s : p.stop)
         if (s.empty()) fail("a stop string must not be empty");
 }
 
 static void check_tokens(const std::vector<int32_t>& tokens, int32_t n_vocab) {
     for (int32_t t : tokens)
-        if (t < 0 || t >= n_vocab) fail("token id {} is outside the vocabulary (0..{})", t, n_vocab - 1);
+        if (t < 0 || t >= n_vocab)
+            fail("token id {} is outside the vocabulary (0..{})", t, n_vocab - 1);
 }
 
 int64_t Engine::submit(const std::vector<int32_t>& prompt, const GenerationParams& params) {
@@ -84,7 +89,8 @@ int64_t Engine::submit(const std::vector<int32_t>& prompt, const GenerationParam
     return id;
 }
 
-void Engine::extend(int64_t seq_id, const std::vector<int32_t>& tokens, const GenerationParams& params) {
+void Engine::extend(int64_t seq_id, const std::vector<int32_t>& tokens,
+                    const GenerationParams& params) {
     Active& a = active(seq_id);
     if (!a.seq.finished()) fail("sequence {} is still running", seq_id);
     if (tokens.empty()) fail("nothing to add to sequence {}", seq_id);
@@ -111,7 +117,9 @@ void Engine::release(int64_t seq_id) {
     sequences_.erase(seq_id);
 }
 
-bool Engine::has_work() const { return !order_.empty(); }
+bool Engine::has_work() const {
+    return !order_.empty();
+}
 
 void Engine::build_batch() {
     batch_.clear();
@@ -126,7 +134,8 @@ void Engine::build_batch() {
             const int64_t pos = s.n_computed + i;
             batch_.tokens.push_back(s.tokens[pos]);
             batch_.positions.push_back(pos);
-            batch_.slots.push_back(int64_t{s.block_table[pos / config_.block_size]} * config_.block_size +
+            batch_.slots.push_back(int64_t{s.block_table[pos / config_.block_size]} *
+                                       config_.block_size +
                                    pos % config_.block_size);
         }
         // Logits only where a token will be sampled: the last token of a finished prompt.
@@ -165,7 +174,8 @@ void Engine::finish_text(Active& a, int32_t token, TokenEvent& ev) {
         }
     }
     if (s.n_generated >= a.params.max_tokens) s.finish = FinishReason::MaxTokens;
-    if (static_cast<int64_t>(s.tokens.size()) >= context_length_) s.finish = FinishReason::ContextFull;
+    if (static_cast<int64_t>(s.tokens.size()) >= context_length_)
+        s.finish = FinishReason::ContextFull;
     if (s.finished()) a.held += a.decoder.finish();
     const size_t n = s.finished() ? a.held.size() : safe_prefix(a.held, a.params.stop);
     ev.text = a.held.substr(0, n);
@@ -194,8 +204,9 @@ void Engine::after_forward(const float* logits) {
     // Finished sequences leave the active list; their blocks go back unless kept.
     for (Sequence* s : order_)
         if (s->finished() && !active(s->id).params.keep_cache) scheduler_->release(*s);
-    order_.erase(std::remove_if(order_.begin(), order_.end(), [](Sequence* s) { return s->finished(); }),
-                 order_.end());
+    order_.erase(
+        std::remove_if(order_.begin(), order_.end(), [](Sequence* s) { return s->finished(); }),
+        order_.end());
 }
 
 const std::vector<TokenEvent>& Engine::step() {
@@ -212,9 +223,11 @@ const std::vector<TokenEvent>& Engine::step() {
     const float* logits = model_.forward(batch_, *kv_, *state_, pool_);
     int64_t prompt_tokens = 0;
     for (const ScheduledChunk& c : scheduled_)
-        if (c.seq->n_pending() > 1 || c.seq->n_computed < c.seq->n_prompt) prompt_tokens += c.n_tokens;
+        if (c.seq->n_pending() > 1 || c.seq->n_computed < c.seq->n_prompt)
+            prompt_tokens += c.n_tokens;
     after_forward(logits);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     stats_.prompt_tokens += prompt_tokens;
     (prompt_tokens > 0 ? stats_.prompt_seconds : stats_.decode_seconds) += seconds;
     return events_;

@@ -27,25 +27,25 @@
 namespace kite {
 
 struct EngineConfig {
-    int threads = 0;               // 0: one per physical core
-    int64_t context_length = 0;    // per sequence; 0: the model's training context
-    int64_t max_sequences = 1;     // sized for this many full contexts unless kv_bytes is set
-    size_t kv_bytes = 0;           // KV-cache memory budget; 0: context_length * max_sequences
+    int threads = 0;             // 0: one per physical core
+    int64_t context_length = 0;  // per sequence; 0: the model's training context
+    int64_t max_sequences = 1;   // sized for this many full contexts unless kv_bytes is set
+    size_t kv_bytes = 0;         // KV-cache memory budget; 0: context_length * max_sequences
     TensorType kv_type = TensorType::F16;
-    int64_t block_size = 16;       // tokens per KV block
+    int64_t block_size = 16;         // tokens per KV block
     int64_t max_batch_tokens = 512;  // tokens per forward pass (longer prompts are chunked)
 };
 
 // What one step produced for one sequence.
 struct TokenEvent {
     int64_t seq_id = 0;
-    int32_t token = -1;       // the sampled token
-    std::string text;         // new text it completes (stop strings are never included)
+    int32_t token = -1;  // the sampled token
+    std::string text;    // new text it completes (stop strings are never included)
     FinishReason finish = FinishReason::None;
 };
 
 class Engine {
-public:
+  public:
     Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfig& config);
     ~Engine();
 
@@ -79,7 +79,7 @@ public:
     };
     const Stats& stats() const { return stats_; }
 
-private:
+  private:
     struct Active;
     Active& active(int64_t seq_id) const;
     void build_batch();

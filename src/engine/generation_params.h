@@ -11,10 +11,10 @@ namespace kite {
 
 struct GenerationParams {
     SamplingParams sampling;
-    int64_t max_tokens = 256;        // generated tokens, at most
-    std::vector<std::string> stop;   // generation ends before any of these strings
-    bool ignore_eos = false;         // keep going past end-of-generation tokens
-    bool keep_cache = false;         // keep the sequence's KV cache after it finishes
+    int64_t max_tokens = 256;       // generated tokens, at most
+    std::vector<std::string> stop;  // generation ends before any of these strings
+    bool ignore_eos = false;        // keep going past end-of-generation tokens
+    bool keep_cache = false;        // keep the sequence's KV cache after it finishes
 };
 
 }  // namespace kite

@@ -14,8 +14,8 @@ namespace kite {
 
 struct PerplexityOptions {
     int64_t n_ctx = 512;
-    int64_t n_batch = 512;               // tokens per forward pass within a window
-    int32_t bos = -1;                    // if >= 0, each window's first token is replaced by it
+    int64_t n_batch = 512;  // tokens per forward pass within a window
+    int32_t bos = -1;       // if >= 0, each window's first token is replaced by it
     TensorType kv_type = TensorType::F16;
 };
 

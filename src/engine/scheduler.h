@@ -18,7 +18,7 @@ struct ScheduledChunk {
 };
 
 class Scheduler {
-public:
+  public:
     Scheduler(BlockPool& blocks, int64_t block_size, int64_t max_batch_tokens)
         : blocks_(blocks), block_size_(block_size), max_batch_tokens_(max_batch_tokens) {}
 
@@ -29,7 +29,7 @@ public:
     // Returns all of a sequence's blocks to the pool.
     void release(Sequence& seq);
 
-private:
+  private:
     bool reserve(Sequence& seq, int64_t n_tokens);
 
     BlockPool& blocks_;

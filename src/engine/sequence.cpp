@@ -4,11 +4,16 @@ namespace kite {
 
 const char* finish_reason_name(FinishReason reason) {
     switch (reason) {
-        case FinishReason::None: return "running";
-        case FinishReason::EndOfText: return "end of text";
-        case FinishReason::StopString: return "stop string";
-        case FinishReason::MaxTokens: return "max tokens";
-        case FinishReason::ContextFull: return "context full";
+        case FinishReason::None:
+            return "running";
+        case FinishReason::EndOfText:
+            return "end of text";
+        case FinishReason::StopString:
+            return "stop string";
+        case FinishReason::MaxTokens:
+            return "max tokens";
+        case FinishReason::ContextFull:
+            return "context full";
     }
     return "?";
 }

@@ -19,22 +19,29 @@ uint64_t value_size(GgufValueType t) {
     switch (t) {
         case GgufValueType::U8:
         case GgufValueType::I8:
-        case GgufValueType::BOOL: return 1;
+        case GgufValueType::BOOL:
+            return 1;
         case GgufValueType::U16:
-        case GgufValueType::I16: return 2;
+        case GgufValueType::I16:
+            return 2;
         case GgufValueType::U32:
         case GgufValueType::I32:
-        case GgufValueType::F32: return 4;
+        case GgufValueType::F32:
+            return 4;
         case GgufValueType::U64:
         case GgufValueType::I64:
-        case GgufValueType::F64: return 8;
+        case GgufValueType::F64:
+            return 8;
         case GgufValueType::STRING:
-        case GgufValueType::ARRAY: return 0;  // variable
+        case GgufValueType::ARRAY:
+            return 0;  // variable
     }
     return 0;
 }
 
-bool is_known_value_type(uint32_t t) { return t <= static_cast<uint32_t>(GgufValueType::F64); }
+bool is_known_value_type(uint32_t t) {
+    return t <= static_cast<uint32_t>(GgufValueType::F64);
+}
 
 template <typename T>
 T load(const uint8_t* p) {
@@ -45,7 +52,7 @@ T load(const uint8_t* p) {
 
 // Reads the file front to back; every read is checked against the bytes that remain.
 class Cursor {
-public:
+  public:
     Cursor(std::span<const uint8_t> bytes, const std::string& name) : bytes_(bytes), name_(name) {}
 
     uint64_t pos() const { return pos_; }
@@ -78,7 +85,7 @@ public:
                  name_, what, n, pos_, remaining());
     }
 
-private:
+  private:
     std::span<const uint8_t> bytes_;
     const std::string& name_;
     uint64_t pos_ = 0;
@@ -108,7 +115,8 @@ void skip_array_elements(Cursor& c, GgufValueType elem, uint64_t count, const st
 GgufValueType read_value_type(Cursor& c, const std::string& file, const char* what) {
     uint64_t at = c.pos();
     uint32_t t = c.read<uint32_t>(what);
-    if (!is_known_value_type(t)) fail("'{}': unknown metadata value type {} at offset {}", file, t, at);
+    if (!is_known_value_type(t))
+        fail("'{}': unknown metadata value type {} at offset {}", file, t, at);
     return static_cast<GgufValueType>(t);
 }
 
@@ -135,19 +143,32 @@ uint64_t align_up(uint64_t x, uint64_t alignment) {
 
 const char* gguf_value_type_name(GgufValueType type) {
     switch (type) {
-        case GgufValueType::U8: return "u8";
-        case GgufValueType::I8: return "i8";
-        case GgufValueType::U16: return "u16";
-        case GgufValueType::I16: return "i16";
-        case GgufValueType::U32: return "u32";
-        case GgufValueType::I32: return "i32";
-        case GgufValueType::F32: return "f32";
-        case GgufValueType::BOOL: return "bool";
-        case GgufValueType::STRING: return "string";
-        case GgufValueType::ARRAY: return "array";
-        case GgufValueType::U64: return "u64";
-        case GgufValueType::I64: return "i64";
-        case GgufValueType::F64: return "f64";
+        case GgufValueType::U8:
+            return "u8";
+        case GgufValueType::I8:
+            return "i8";
+        case GgufValueType::U16:
+            return "u16";
+        case GgufValueType::I16:
+            return "i16";
+        case GgufValueType::U32:
+            return "u32";
+        case GgufValueType::I32:
+            return "i32";
+        case GgufValueType::F32:
+            return "f32";
+        case GgufValueType::BOOL:
+            return "bool";
+        case GgufValueType::STRING:
+            return "string";
+        case GgufValueType::ARRAY:
+            return "array";
+        case GgufValueType::U64:
+            return "u64";
+        case GgufValueType::I64:
+            return "i64";
+        case GgufValueType::F64:
+            return "f64";
     }
     return "?";
 }
@@ -195,7 +216,8 @@ void GgufFile::parse_all() {
         uint64_t key_at = c.pos();
         std::string_view key = c.read_string("metadata key");
         if (key.empty() || key.size() > kMaxKeyLength)
-            fail("'{}': metadata key at offset {} has invalid length {}", name_, key_at, key.size());
+            fail("'{}': metadata key at offset {} has invalid length {}", name_, key_at,
+                 key.size());
         if (metadata_index_.count(key)) fail("'{}': duplicate metadata key '{}'", name_, key);
         GgufValue v;
         v.type = read_value_type(c, name_, "metadata value type");
@@ -246,9 +268,10 @@ void GgufFile::parse_all() {
         const TensorTypeInfo* info = tensor_type_info(t.type_id);
         if (!info) fail("'{}': tensor '{}' has unknown type id {}", name_, t.name, t.type_id);
         if (t.dims[0] % info->block_size != 0)
-            fail("'{}': tensor '{}' of type {} has a row of {} elements, not a multiple of the "
-                 "block size {}",
-                 name_, t.name, info->name, t.dims[0], info->block_size);
+            fail(
+                "'{}': tensor '{}' of type {} has a row of {} elements, not a multiple of the "
+                "block size {}",
+                name_, t.name, info->name, t.dims[0], info->block_size);
         t.n_bytes = t.n_elements / info->block_size * info->block_bytes;
         t.offset = c.read<uint64_t>("tensor offset");
         if (t.offset % alignment_ != 0)
@@ -262,9 +285,10 @@ void GgufFile::parse_all() {
     uint64_t data_size = data_start <= bytes_.size() ? bytes_.size() - data_start : 0;
     for (GgufTensor& t : tensors_) {
         if (t.offset > data_size || t.n_bytes > data_size - t.offset)
-            fail("'{}': tensor '{}' ({} bytes at data offset {}) runs past the end of the file; "
-                 "the file is truncated or corrupt",
-                 name_, t.name, t.n_bytes, t.offset);
+            fail(
+                "'{}': tensor '{}' ({} bytes at data offset {}) runs past the end of the file; "
+                "the file is truncated or corrupt",
+                name_, t.name, t.n_bytes, t.offset);
         t.data = bytes_.data() + data_start + t.offset;
     }
 }
@@ -292,27 +316,45 @@ namespace {
 bool decode_int(GgufValueType t, const uint8_t* p, int64_t& out, bool& overflow) {
     overflow = false;
     switch (t) {
-        case GgufValueType::U8: out = load<uint8_t>(p); return true;
-        case GgufValueType::I8: out = load<int8_t>(p); return true;
-        case GgufValueType::U16: out = load<uint16_t>(p); return true;
-        case GgufValueType::I16: out = load<int16_t>(p); return true;
-        case GgufValueType::U32: out = load<uint32_t>(p); return true;
-        case GgufValueType::I32: out = load<int32_t>(p); return true;
-        case GgufValueType::I64: out = load<int64_t>(p); return true;
+        case GgufValueType::U8:
+            out = load<uint8_t>(p);
+            return true;
+        case GgufValueType::I8:
+            out = load<int8_t>(p);
+            return true;
+        case GgufValueType::U16:
+            out = load<uint16_t>(p);
+            return true;
+        case GgufValueType::I16:
+            out = load<int16_t>(p);
+            return true;
+        case GgufValueType::U32:
+            out = load<uint32_t>(p);
+            return true;
+        case GgufValueType::I32:
+            out = load<int32_t>(p);
+            return true;
+        case GgufValueType::I64:
+            out = load<int64_t>(p);
+            return true;
         case GgufValueType::U64: {
             uint64_t u = load<uint64_t>(p);
             overflow = u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
             out = static_cast<int64_t>(u);
             return true;
         }
-        default: return false;
+        default:
+            return false;
     }
 }
 
 bool decode_float(GgufValueType t, const uint8_t* p, double& out) {
-    if (t == GgufValueType::F32) out = load<float>(p);
-    else if (t == GgufValueType::F64) out = load<double>(p);
-    else return false;
+    if (t == GgufValueType::F32)
+        out = load<float>(p);
+    else if (t == GgufValueType::F64)
+        out = load<double>(p);
+    else
+        return false;
     return true;
 }
 
@@ -410,8 +452,10 @@ std::string GgufFile::describe(const GgufValue& v) const {
             return std::string(reinterpret_cast<const char*>(p) + 8, v.raw.size() - 8);
         case GgufValueType::ARRAY:
             return fmt::format("[{} x {}]", gguf_value_type_name(v.elem_type), v.count);
-        case GgufValueType::BOOL: return p[0] ? "true" : "false";
-        case GgufValueType::U64: return fmt::format("{}", load<uint64_t>(p));
+        case GgufValueType::BOOL:
+            return p[0] ? "true" : "false";
+        case GgufValueType::U64:
+            return fmt::format("{}", load<uint64_t>(p));
         default:
             if (decode_float(v.type, p, d)) return fmt::format("{}", d);
             decode_int(v.type, p, i, overflow);

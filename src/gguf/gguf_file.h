@@ -57,7 +57,7 @@ struct GgufTensor {
 };
 
 class GgufFile {
-public:
+  public:
     // Maps and parses the file; throws kite::Error naming the file and the problem.
     static std::unique_ptr<GgufFile> open(const std::string& path);
     // Parses bytes that the caller keeps alive (tests and the fuzzer).
@@ -69,7 +69,9 @@ public:
     uint64_t file_size() const { return bytes_.size(); }
 
     // Metadata in file order.
-    const std::vector<std::pair<std::string_view, GgufValue>>& metadata() const { return metadata_; }
+    const std::vector<std::pair<std::string_view, GgufValue>>& metadata() const {
+        return metadata_;
+    }
     const GgufValue* find(std::string_view key) const;
 
     // Typed getters: nullopt when the key is absent; kite::Error when it has another type.
@@ -88,7 +90,7 @@ public:
     const std::vector<GgufTensor>& tensors() const { return tensors_; }
     const GgufTensor* find_tensor(std::string_view name) const;
 
-private:
+  private:
     GgufFile() = default;
     void parse_all();
     [[noreturn]] void type_error(std::string_view key, const GgufValue& v,

@@ -106,8 +106,8 @@ void GgufWriter::add_tensor(std::string_view name, TensorType type, std::span<co
         n / info->block_size * info->block_bytes != data.size())
         fail("cannot write tensor '{}': {} bytes do not fit its {} shape", name, data.size(),
              info->name);
-    tensors_.push_back({std::string(name), type, {dims.begin(), dims.end()},
-                        {data.begin(), data.end()}});
+    tensors_.push_back(
+        {std::string(name), type, {dims.begin(), dims.end()}, {data.begin(), data.end()}});
 }
 
 std::vector<uint8_t> GgufWriter::to_bytes() const {

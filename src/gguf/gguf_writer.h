@@ -12,7 +12,7 @@
 namespace kite {
 
 class GgufWriter {
-public:
+  public:
     void add_string(std::string_view key, std::string_view value);
     void add_u32(std::string_view key, uint32_t value);
     void add_i32(std::string_view key, int32_t value);
@@ -35,7 +35,7 @@ public:
     std::vector<uint8_t> to_bytes() const;
     void write_file(const std::string& path) const;  // throws kite::Error
 
-private:
+  private:
     void key(std::string_view k, GgufValueType type);
 
     struct Tensor {

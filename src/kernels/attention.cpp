@@ -26,7 +26,8 @@ void attend_head(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, cons
     float acc[kMaxHeadDim] = {}, k[kMaxHeadDim], v[kMaxHeadDim];
     float max_score = -std::numeric_limits<float>::infinity(), sum = 0.0f;
     for (int64_t p = 0; p <= last; ++p) {
-        const int64_t slot = int64_t{block_table[p / kv.block_size]} * kv.block_size + p % kv.block_size;
+        const int64_t slot =
+            int64_t{block_table[p / kv.block_size]} * kv.block_size + p % kv.block_size;
         const int64_t offset = slot * kv.slot_elements + kv_head * head_dim;
         load_row(kv.k, kv.type, offset, head_dim, k);
         float score = 0.0f;
@@ -57,8 +58,7 @@ void paged_attention(const PagedKvLayer& kv, const AttentionShape& shape, const 
         for (int64_t job = begin; job < end; ++job) {
             const int64_t t = job / shape.n_heads, h = job % shape.n_heads;
             attend_head(kv, shape.head_dim, h / group, q + t * width + h * shape.head_dim,
-                        out + t * width + h * shape.head_dim, positions[t], block_tables[t],
-                        scale);
+                        out + t * width + h * shape.head_dim, positions[t], block_tables[t], scale);
         }
     });
 }

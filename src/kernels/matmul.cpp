@@ -18,8 +18,8 @@ void prepare_rows(const WeightMatrix& w, const float* x, int64_t n_tokens, uint8
         prepare_activation(format, x + t * w.cols, act + t * act_bytes, w.cols);
 }
 
-void multiply_rows(const WeightMatrix& w, const uint8_t* act, int64_t n_tokens, float* y,
-                   DotFn dot, int64_t row_begin, int64_t row_end) {
+void multiply_rows(const WeightMatrix& w, const uint8_t* act, int64_t n_tokens, float* y, DotFn dot,
+                   int64_t row_begin, int64_t row_end) {
     const size_t act_bytes = activation_row_bytes(activation_format(w.type), w.cols);
     for (int64_t r = row_begin; r < row_end; ++r) {
         const uint8_t* wrow = w.data + r * w.row_bytes;

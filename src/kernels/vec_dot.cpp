@@ -16,26 +16,38 @@ namespace kite {
 ActFormat activation_format(TensorType w) {
     switch (w) {
         case TensorType::Q8_0:
-        case TensorType::Q4_0: return ActFormat::Q8_0;
-        case TensorType::Q4_1: return ActFormat::Q8_1;
-        default: return ActFormat::F32;
+        case TensorType::Q4_0:
+            return ActFormat::Q8_0;
+        case TensorType::Q4_1:
+            return ActFormat::Q8_1;
+        default:
+            return ActFormat::F32;
     }
 }
 
 size_t activation_row_bytes(ActFormat f, size_t n) {
     switch (f) {
-        case ActFormat::Q8_0: return n / kQK * sizeof(BlockQ8_0);
-        case ActFormat::Q8_1: return n / kQK * sizeof(BlockQ8_1);
-        case ActFormat::F32: break;
+        case ActFormat::Q8_0:
+            return n / kQK * sizeof(BlockQ8_0);
+        case ActFormat::Q8_1:
+            return n / kQK * sizeof(BlockQ8_1);
+        case ActFormat::F32:
+            break;
     }
     return n * sizeof(float);
 }
 
 void prepare_activation(ActFormat f, const float* x, void* dst, size_t n) {
     switch (f) {
-        case ActFormat::Q8_0: quantize_row_q8_0(x, static_cast<BlockQ8_0*>(dst), n); return;
-        case ActFormat::Q8_1: quantize_row_q8_1(x, static_cast<BlockQ8_1*>(dst), n); return;
-        case ActFormat::F32: std::copy(x, x + n, static_cast<float*>(dst)); return;
+        case ActFormat::Q8_0:
+            quantize_row_q8_0(x, static_cast<BlockQ8_0*>(dst), n);
+            return;
+        case ActFormat::Q8_1:
+            quantize_row_q8_1(x, static_cast<BlockQ8_1*>(dst), n);
+            return;
+        case ActFormat::F32:
+            std::copy(x, x + n, static_cast<float*>(dst));
+            return;
     }
 }
 
@@ -116,7 +128,9 @@ float dot_q4_1_ref(const void* w, const void* a, size_t n) {
 #define KITE_AVX2 __attribute__((target("avx2,fma,f16c")))
 
 // F16C converts in one instruction; the portable f16_to_f32 branches on the exponent.
-KITE_AVX2 inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
+KITE_AVX2 inline float h2f(uint16_t h) {
+    return _cvtsh_ss(h);
+}
 
 KITE_AVX2 inline float hsum(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -232,20 +246,29 @@ bool has_avx2() {
            __builtin_cpu_supports("f16c");
 }
 #else
-bool has_avx2() { return false; }
+bool has_avx2() {
+    return false;
+}
 #endif
 
 }  // namespace
 
 DotFn dot_reference(TensorType w) {
     switch (w) {
-        case TensorType::F32: return dot_f32_ref;
-        case TensorType::F16: return dot_f16_ref;
-        case TensorType::BF16: return dot_bf16_ref;
-        case TensorType::Q8_0: return dot_q8_0_ref;
-        case TensorType::Q4_0: return dot_q4_0_ref;
-        case TensorType::Q4_1: return dot_q4_1_ref;
-        default: fail("no dot product for weight type {}", tensor_type_name(w));
+        case TensorType::F32:
+            return dot_f32_ref;
+        case TensorType::F16:
+            return dot_f16_ref;
+        case TensorType::BF16:
+            return dot_bf16_ref;
+        case TensorType::Q8_0:
+            return dot_q8_0_ref;
+        case TensorType::Q4_0:
+            return dot_q4_0_ref;
+        case TensorType::Q4_1:
+            return dot_q4_1_ref;
+        default:
+            fail("no dot product for weight type {}", tensor_type_name(w));
     }
 }
 
@@ -253,19 +276,28 @@ DotFn dot_fast(TensorType w) {
 #if defined(__x86_64__)
     if (has_avx2()) {
         switch (w) {
-            case TensorType::F32: return dot_f32_avx2;
-            case TensorType::F16: return dot_f16_avx2;
-            case TensorType::BF16: return dot_bf16_avx2;
-            case TensorType::Q8_0: return dot_q8_0_avx2;
-            case TensorType::Q4_0: return dot_q4_0_avx2;
-            case TensorType::Q4_1: return dot_q4_1_avx2;
-            default: break;
+            case TensorType::F32:
+                return dot_f32_avx2;
+            case TensorType::F16:
+                return dot_f16_avx2;
+            case TensorType::BF16:
+                return dot_bf16_avx2;
+            case TensorType::Q8_0:
+                return dot_q8_0_avx2;
+            case TensorType::Q4_0:
+                return dot_q4_0_avx2;
+            case TensorType::Q4_1:
+                return dot_q4_1_avx2;
+            default:
+                break;
         }
     }
 #endif
     return dot_reference(w);
 }
 
-const char* dot_isa() { return has_avx2() ? "avx2" : "scalar"; }
+const char* dot_isa() {
+    return has_avx2() ? "avx2" : "scalar";
+}
 
 }  // namespace kite

@@ -17,7 +17,9 @@ int32_t BlockPool::allocate() {
     return b;
 }
 
-void BlockPool::add_ref(int32_t block) { ref_counts_[block]++; }
+void BlockPool::add_ref(int32_t block) {
+    ref_counts_[block]++;
+}
 
 void BlockPool::release(int32_t block) {
     assert(ref_counts_[block] > 0);

@@ -8,7 +8,7 @@
 namespace kite {
 
 class BlockPool {
-public:
+  public:
     explicit BlockPool(int64_t n_blocks);
 
     int64_t n_blocks() const { return static_cast<int64_t>(ref_counts_.size()); }
@@ -21,7 +21,7 @@ public:
     void release(int32_t block);
     int32_t ref_count(int32_t block) const { return ref_counts_[block]; }
 
-private:
+  private:
     std::vector<int32_t> ref_counts_;
     std::vector<int32_t> free_;  // used as a stack: recently freed blocks are still warm
 };

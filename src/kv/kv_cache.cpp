@@ -9,9 +9,12 @@ namespace kite {
 
 size_t KvCache::element_bytes(TensorType type) {
     switch (type) {
-        case TensorType::F32: return 4;
-        case TensorType::F16: return 2;
-        default: fail("KV cache type {} is not supported (use f32 or f16)", tensor_type_name(type));
+        case TensorType::F32:
+            return 4;
+        case TensorType::F16:
+            return 2;
+        default:
+            fail("KV cache type {} is not supported (use f32 or f16)", tensor_type_name(type));
     }
 }
 
@@ -38,7 +41,8 @@ void KvCache::write(int64_t layer, int64_t slot, const float* k, const float* v)
     if (type_ == TensorType::F16) {
         auto* kd = reinterpret_cast<uint16_t*>(keys_.data()) + index;
         auto* vd = reinterpret_cast<uint16_t*>(values_.data()) + index;
-        for (int64_t i = 0; i < slot_elements_; ++i) kd[i] = f32_to_f16(k[i]), vd[i] = f32_to_f16(v[i]);
+        for (int64_t i = 0; i < slot_elements_; ++i)
+            kd[i] = f32_to_f16(k[i]), vd[i] = f32_to_f16(v[i]);
     } else {
         std::memcpy(reinterpret_cast<float*>(keys_.data()) + index, k, slot_elements_ * 4);
         std::memcpy(reinterpret_cast<float*>(values_.data()) + index, v, slot_elements_ * 4);

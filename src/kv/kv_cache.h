@@ -19,13 +19,13 @@ struct KvCacheShape {
 };
 
 class KvCache {
-public:
+  public:
     // `type` is F32 or F16.
     KvCache(const KvCacheShape& shape, TensorType type, int64_t n_blocks, int64_t block_size);
 
     // Blocks that fit in `budget_bytes` (at least 1 is not guaranteed: may return 0).
-    static int64_t blocks_for_budget(const KvCacheShape& shape, TensorType type,
-                                     int64_t block_size, size_t budget_bytes);
+    static int64_t blocks_for_budget(const KvCacheShape& shape, TensorType type, int64_t block_size,
+                                     size_t budget_bytes);
     static size_t element_bytes(TensorType type);
 
     int64_t n_blocks() const { return n_blocks_; }
@@ -41,7 +41,7 @@ public:
 
     PagedKvLayer layer(int64_t layer) const;
 
-private:
+  private:
     KvCacheShape shape_;
     TensorType type_;
     int64_t n_blocks_, block_size_;

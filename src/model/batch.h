@@ -16,10 +16,10 @@ struct BatchSequence {
 
 struct Batch {
     std::vector<int32_t> tokens;
-    std::vector<int64_t> positions;     // per token: position within its sequence
-    std::vector<int64_t> slots;         // per token: KV-cache slot its key/value goes to
+    std::vector<int64_t> positions;  // per token: position within its sequence
+    std::vector<int64_t> slots;      // per token: KV-cache slot its key/value goes to
     std::vector<BatchSequence> sequences;
-    std::vector<int64_t> logits_rows;   // tokens whose next-token logits are wanted
+    std::vector<int64_t> logits_rows;  // tokens whose next-token logits are wanted
 
     void clear() {
         tokens.clear(), positions.clear(), slots.clear(), sequences.clear(), logits_rows.clear();

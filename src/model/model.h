@@ -21,31 +21,33 @@ struct RunState {
     RunState(const ModelConfig& c, int64_t max_tokens, int64_t max_logits);
 
     int64_t max_tokens, max_logits;
-    std::vector<float> x;       // residual stream [T][n_embd]
-    std::vector<float> xb;      // normalised input of a sub-layer [T][n_embd]
-    std::vector<float> q;       // [T][n_heads * head_dim]
-    std::vector<float> k, v;    // [T][n_kv_heads * head_dim]
-    std::vector<float> att;     // attention output [T][n_heads * head_dim]
-    std::vector<float> delta;   // a sub-layer's output [T][n_embd]
-    std::vector<float> gate, up;  // feed-forward hidden [T][n_ff]
-    std::vector<float> logits;  // [max_logits][n_vocab]
+    std::vector<float> x;                      // residual stream [T][n_embd]
+    std::vector<float> xb;                     // normalised input of a sub-layer [T][n_embd]
+    std::vector<float> q;                      // [T][n_heads * head_dim]
+    std::vector<float> k, v;                   // [T][n_kv_heads * head_dim]
+    std::vector<float> att;                    // attention output [T][n_heads * head_dim]
+    std::vector<float> delta;                  // a sub-layer's output [T][n_embd]
+    std::vector<float> gate, up;               // feed-forward hidden [T][n_ff]
+    std::vector<float> logits;                 // [max_logits][n_vocab]
     std::vector<const int32_t*> block_tables;  // per token
-    std::vector<uint8_t> scratch;  // prepared activations for matmul
+    std::vector<uint8_t> scratch;              // prepared activations for matmul
 };
 
 class Model {
-public:
+  public:
     // Loads and validates the file; throws kite::Error.
     static std::unique_ptr<Model> load(const std::string& path);
 
     const ModelConfig& config() const { return config_; }
     const GgufFile& file() const { return *file_; }
-    KvCacheShape kv_shape() const { return {config_.n_layers, config_.n_kv_heads, config_.head_dim}; }
+    KvCacheShape kv_shape() const {
+        return {config_.n_layers, config_.n_kv_heads, config_.head_dim};
+    }
 
     // Runs the batch; returns logits [batch.logits_rows.size()][n_vocab] inside `state`.
     const float* forward(const Batch& batch, KvCache& kv, RunState& state, ThreadPool& pool) const;
 
-private:
+  private:
     void attention_block(int64_t layer, const Batch& batch, KvCache& kv, RunState& s,
                          ThreadPool& pool) const;
     void feed_forward_block(int64_t layer, int64_t n_tokens, RunState& s, ThreadPool& pool) const;

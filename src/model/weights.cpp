@@ -13,9 +13,10 @@ const GgufTensor& require(const GgufFile& f, const std::string& name) {
     const GgufTensor* t = f.find_tensor(name);
     if (!t) fail("'{}': tensor '{}' is missing", f.name(), name);
     if (!is_compute_type(t->type()))
-        fail("'{}': tensor '{}' has type {}, which Kite cannot compute with yet (supported: F32, "
-             "F16, BF16, Q8_0, Q4_0, Q4_1)",
-             f.name(), name, tensor_type_name(t->type_id));
+        fail(
+            "'{}': tensor '{}' has type {}, which Kite cannot compute with yet (supported: F32, "
+            "F16, BF16, Q8_0, Q4_0, Q4_1)",
+            f.name(), name, tensor_type_name(t->type_id));
     return *t;
 }
 

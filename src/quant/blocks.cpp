@@ -45,7 +45,8 @@ void quantize_row_q4_0(const float* x, BlockQ4_0* y, size_t n) {
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         y[b].d = f32_to_f16(d);
         for (int j = 0; j < kQK / 2; ++j) {
-            auto q0 = std::min<uint8_t>(15, static_cast<uint8_t>(static_cast<int8_t>(x[j] * id + 8.5f)));
+            auto q0 =
+                std::min<uint8_t>(15, static_cast<uint8_t>(static_cast<int8_t>(x[j] * id + 8.5f)));
             auto q1 = std::min<uint8_t>(
                 15, static_cast<uint8_t>(static_cast<int8_t>(x[j + kQK / 2] * id + 8.5f)));
             y[b].qs[j] = static_cast<uint8_t>(q0 | (q1 << 4));
@@ -62,7 +63,8 @@ void quantize_row_q4_1(const float* x, BlockQ4_1* y, size_t n) {
         y[b].d = f32_to_f16(d);
         y[b].m = f32_to_f16(min);
         for (int j = 0; j < kQK / 2; ++j) {
-            auto q0 = std::min<uint8_t>(15, static_cast<uint8_t>(static_cast<int8_t>((x[j] - min) * id + 0.5f)));
+            auto q0 = std::min<uint8_t>(
+                15, static_cast<uint8_t>(static_cast<int8_t>((x[j] - min) * id + 0.5f)));
             auto q1 = std::min<uint8_t>(
                 15, static_cast<uint8_t>(static_cast<int8_t>((x[j + kQK / 2] - min) * id + 0.5f)));
             y[b].qs[j] = static_cast<uint8_t>(q0 | (q1 << 4));

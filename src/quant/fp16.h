@@ -34,7 +34,7 @@ inline uint16_t f32_to_f16(float f) {
     std::memcpy(&x, &f, 4);
     uint32_t sign = (x >> 16) & 0x8000;
     uint32_t abs = x & 0x7fffffff;
-    if (abs > 0x7f800000) return uint16_t(sign | 0x7e00);  // nan
+    if (abs > 0x7f800000) return uint16_t(sign | 0x7e00);   // nan
     if (abs >= 0x477ff000) return uint16_t(sign | 0x7c00);  // overflows to inf
     if (abs < 0x38800000) {
         // Subnormal or zero: units of 2^-24, exact in float; nearbyint rounds to even.

@@ -22,7 +22,8 @@ std::string render_chatml(std::span<const ChatMessage> messages, const std::stri
     std::string out;
     if (!default_system.empty() && (messages.empty() || messages[0].role != "system"))
         out += "<|im_start|>system\n" + default_system + "<|im_end|>\n";
-    for (const ChatMessage& m : messages) out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
+    for (const ChatMessage& m : messages)
+        out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
     if (add_generation_prompt) out += "<|im_start|>assistant\n";
     return out;
 }
@@ -69,28 +70,37 @@ ChatTemplate ChatTemplate::from_source(std::string_view source) {
     } else if (source.find("[INST]") != std::string_view::npos) {
         t.style_ = Style::Llama2;
     } else {
-        fail("the model's chat template is not one Kite recognises (supported: chatml, llama3, llama2)");
+        fail(
+            "the model's chat template is not one Kite recognises (supported: chatml, llama3, "
+            "llama2)");
     }
     return t;
 }
 
 const char* ChatTemplate::name() const {
     switch (style_) {
-        case Style::ChatML: return "chatml";
-        case Style::Llama3: return "llama3";
-        case Style::Llama2: return "llama2";
+        case Style::ChatML:
+            return "chatml";
+        case Style::Llama3:
+            return "llama3";
+        case Style::Llama2:
+            return "llama2";
     }
     return "?";
 }
 
-std::string ChatTemplate::render(std::span<const ChatMessage> messages, bool add_generation_prompt) const {
+std::string ChatTemplate::render(std::span<const ChatMessage> messages,
+                                 bool add_generation_prompt) const {
     for (const ChatMessage& m : messages)
         if (m.role != "system" && m.role != "user" && m.role != "assistant")
             fail("unknown chat role '{}' (use system, user or assistant)", m.role);
     switch (style_) {
-        case Style::ChatML: return render_chatml(messages, default_system_, add_generation_prompt);
-        case Style::Llama3: return render_llama3(messages, add_generation_prompt);
-        case Style::Llama2: return render_llama2(messages);
+        case Style::ChatML:
+            return render_chatml(messages, default_system_, add_generation_prompt);
+        case Style::Llama3:
+            return render_llama3(messages, add_generation_prompt);
+        case Style::Llama2:
+            return render_llama2(messages);
     }
     return "";
 }

@@ -20,7 +20,7 @@ struct ChatMessage {
 };
 
 class ChatTemplate {
-public:
+  public:
     enum class Style { ChatML, Llama3, Llama2 };
 
     // Throws kite::Error when the file has no template or one Kite does not recognise.
@@ -36,7 +36,7 @@ public:
     // assistant's reply begins.
     std::string render(std::span<const ChatMessage> messages, bool add_generation_prompt) const;
 
-private:
+  private:
     Style style_ = Style::ChatML;
     std::string default_system_;  // chatml: system message added when none is given
 };
