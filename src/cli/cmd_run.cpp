@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/engine_options.h"
 #include "core/error.h"
+#include "tokenizer/chat_template.h"
 
 namespace kite::cli {
 
@@ -21,6 +22,7 @@ struct RunOptions {
     std::string prompt;
     std::string prompt_file;
     bool no_special = false;
+    bool chat = false;
 };
 
 std::string read_file(const std::string& path) {
@@ -36,14 +38,18 @@ void run(const RunOptions& o) {
     if (prompt.empty()) fail("the prompt is empty");
     LoadedModel m = load_model(o.engine.model);
     const GenerationParams params = o.sampling.resolve();
-    const std::vector<int32_t> tokens = m.tokenizer->encode(prompt, true, !o.no_special);
+    // --chat sends the prompt as one user message through the model's chat template.
+    const std::vector<ChatMessage> messages{{"user", prompt}};
+    const std::string text =
+        o.chat ? ChatTemplate::from_gguf(m.model->file()).render(messages, true) : prompt;
+    const std::vector<int32_t> tokens = m.tokenizer->encode(text, true, o.chat || !o.no_special);
 
     Engine engine(*m.model, *m.tokenizer, o.engine.engine_config(1));
     const auto start = std::chrono::steady_clock::now();
     const int64_t id = engine.submit(tokens, params);
     double ttft = -1;
     FinishReason finish = FinishReason::None;
-    std::fputs(prompt.c_str(), stdout);
+    if (!o.chat) std::fputs(prompt.c_str(), stdout);
     std::fflush(stdout);
     while (engine.has_work()) {
         for (const TokenEvent& ev : engine.step()) {
@@ -77,6 +83,8 @@ void add_run_command(CLI::App& app) {
     auto* p = cmd->add_option("-p,--prompt", o->prompt, "The prompt");
     auto* f = cmd->add_option("-f,--file", o->prompt_file, "Read the prompt from a file");
     p->excludes(f);
+    cmd->add_flag("--chat", o->chat,
+                  "Send the prompt as a user message in the model's chat template");
     cmd->add_flag("--no-special", o->no_special,
                   "Treat special-token text in the prompt as plain text");
     cmd->callback([o, p, f] {
