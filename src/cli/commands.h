@@ -9,6 +9,7 @@ namespace kite::cli {
 
 void add_info_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
+void add_quantize_command(CLI::App& app);
 
 // The model to use: the -m flag, else $KITE_MODEL, else the default model installed by
 // scripts/setup.sh. Throws kite::Error with what to do when none is found.

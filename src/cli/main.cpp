@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     kite::cli::add_info_command(app);
     kite::cli::add_tokenize_command(app);
+    kite::cli::add_quantize_command(app);
     // CLI11 would only say "a subcommand is required"; name the word it did not know.
     std::string known;
     bool is_known = false;
