@@ -2,7 +2,9 @@
 // that must each give one kite::Error (never a crash, a hang or a huge allocation).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <random>
 
 #include "core/error.h"
@@ -208,6 +210,43 @@ TEST(Gguf, RejectsDuplicatesAndBadAlignment) {
     GgufWriter s;
     s.add_string("general.alignment", "32");
     EXPECT_NE(error_of(s.to_bytes()).find("must be a u32"), std::string::npos);
+}
+
+// Tensors filled while writing give the same bytes as copied ones, in memory and on disk;
+// a general.alignment key given as metadata is the alignment, written once.
+TEST(Gguf, WritesFilledTensorsAndAlignmentFromMetadata) {
+    std::vector<uint8_t> a(4 * 5, 0xab), b(2 * 20, 0x5c);
+    auto make = [&](bool fill) {
+        GgufWriter w;
+        w.add_u32("general.alignment", 64);
+        std::vector<uint64_t> da{5}, db{64};
+        if (fill) {
+            w.add_tensor("a", TensorType::F32, da, [&](std::span<uint8_t> out) {
+                ASSERT_EQ(out.size(), a.size());
+                std::copy(a.begin(), a.end(), out.begin());
+            });
+            w.add_tensor("b", TensorType::Q4_1, db, [&](std::span<uint8_t> out) {
+                ASSERT_EQ(out.size(), b.size());
+                std::copy(b.begin(), b.end(), out.begin());
+            });
+        } else {
+            w.add_tensor("a", TensorType::F32, da, a);
+            w.add_tensor("b", TensorType::Q4_1, db, b);
+        }
+        return w;
+    };
+    std::vector<uint8_t> copied = make(false).to_bytes();
+    EXPECT_EQ(make(true).to_bytes(), copied);
+    auto path = std::filesystem::temp_directory_path() / "kite_gguf_fill_test.gguf";
+    make(true).write_file(path.string());
+    auto f = GgufFile::open(path.string());
+    EXPECT_EQ(f->file_size(), copied.size());
+    EXPECT_EQ(f->alignment(), 64u);
+    EXPECT_EQ(f->metadata().size(), 1u);
+    EXPECT_EQ(f->find_tensor("b")->offset, 64u);
+    EXPECT_EQ(f->find_tensor("b")->data[0], 0x5c);
+    f.reset();
+    std::filesystem::remove(path);
 }
 
 // Random corruption: every outcome is either a parsed file or a kite::Error.

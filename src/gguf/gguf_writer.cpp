@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 
 #include "core/error.h"
 
@@ -26,9 +27,16 @@ void pad_to(std::vector<uint8_t>& out, uint64_t alignment) {
     while (out.size() % alignment != 0) out.push_back(0);
 }
 
+constexpr std::string_view kAlignmentKey = "general.alignment";
+
+bool is_power_of_two(uint32_t x) {
+    return x != 0 && (x & (x - 1)) == 0;
+}
+
 }  // namespace
 
 void GgufWriter::key(std::string_view k, GgufValueType type) {
+    if (k == kAlignmentKey) alignment_key_ = true;
     put_string(metadata_, k);
     put<uint32_t>(metadata_, static_cast<uint32_t>(type));
     n_kv_++;
@@ -41,6 +49,8 @@ void GgufWriter::add_string(std::string_view k, std::string_view v) {
 void GgufWriter::add_u32(std::string_view k, uint32_t v) {
     key(k, GgufValueType::U32);
     put(metadata_, v);
+    // A bad value is still written as given (tests craft such files), but not obeyed.
+    if (k == kAlignmentKey && is_power_of_two(v)) alignment_ = v;
 }
 void GgufWriter::add_i32(std::string_view k, int32_t v) {
     key(k, GgufValueType::I32);
@@ -94,32 +104,55 @@ void GgufWriter::add_raw(std::string_view k, const GgufValue& v) {
         put<uint64_t>(metadata_, v.count);
     }
     metadata_.insert(metadata_.end(), v.raw.begin(), v.raw.end());
+    if (k == kAlignmentKey && v.type == GgufValueType::U32 && v.raw.size() == 4) {
+        uint32_t a;
+        std::memcpy(&a, v.raw.data(), 4);
+        if (is_power_of_two(a)) alignment_ = a;
+    }
+}
+
+uint64_t GgufWriter::checked_bytes(std::string_view name, TensorType type,
+                                   std::span<const uint64_t> dims) const {
+    const TensorTypeInfo* info = tensor_type_info(static_cast<uint32_t>(type));
+    if (!info) fail("cannot write tensor '{}': unknown type", name);
+    if (dims.empty() || dims[0] % info->block_size != 0)
+        fail("cannot write tensor '{}': row length does not fit its {} blocks", name, info->name);
+    uint64_t n = 1;
+    for (uint64_t d : dims) n *= d;
+    return n / info->block_size * info->block_bytes;
 }
 
 void GgufWriter::add_tensor(std::string_view name, TensorType type, std::span<const uint64_t> dims,
                             std::span<const uint8_t> data) {
-    const TensorTypeInfo* info = tensor_type_info(static_cast<uint32_t>(type));
-    if (!info) fail("cannot write tensor '{}': unknown type", name);
-    uint64_t n = 1;
-    for (uint64_t d : dims) n *= d;
-    if (dims.empty() || dims[0] % info->block_size != 0 ||
-        n / info->block_size * info->block_bytes != data.size())
+    uint64_t n_bytes = checked_bytes(name, type, dims);
+    if (n_bytes != data.size())
         fail("cannot write tensor '{}': {} bytes do not fit its {} shape", name, data.size(),
-             info->name);
-    tensors_.push_back(
-        {std::string(name), type, {dims.begin(), dims.end()}, {data.begin(), data.end()}});
+             tensor_type_name(type));
+    tensors_.push_back({std::string(name),
+                        type,
+                        {dims.begin(), dims.end()},
+                        n_bytes,
+                        {data.begin(), data.end()},
+                        nullptr});
 }
 
-std::vector<uint8_t> GgufWriter::to_bytes() const {
+void GgufWriter::add_tensor(std::string_view name, TensorType type, std::span<const uint64_t> dims,
+                            TensorFill fill) {
+    uint64_t n_bytes = checked_bytes(name, type, dims);
+    tensors_.push_back(
+        {std::string(name), type, {dims.begin(), dims.end()}, n_bytes, {}, std::move(fill)});
+}
+
+std::vector<uint8_t> GgufWriter::header() const {
     std::vector<uint8_t> out;
     for (char c : {'G', 'G', 'U', 'F'}) out.push_back(static_cast<uint8_t>(c));
     put<uint32_t>(out, 3);
     put<uint64_t>(out, tensors_.size());
-    bool custom_alignment = alignment_ != 32;
-    put<uint64_t>(out, n_kv_ + (custom_alignment ? 1 : 0));
+    bool add_alignment = alignment_ != 32 && !alignment_key_;
+    put<uint64_t>(out, n_kv_ + (add_alignment ? 1 : 0));
     out.insert(out.end(), metadata_.begin(), metadata_.end());
-    if (custom_alignment) {
-        put_string(out, "general.alignment");
+    if (add_alignment) {
+        put_string(out, kAlignmentKey);
         put<uint32_t>(out, static_cast<uint32_t>(GgufValueType::U32));
         put<uint32_t>(out, alignment_);
     }
@@ -130,23 +163,52 @@ std::vector<uint8_t> GgufWriter::to_bytes() const {
         for (uint64_t d : t.dims) put(out, d);
         put<uint32_t>(out, static_cast<uint32_t>(t.type));
         put(out, offset);
-        offset += (t.data.size() + alignment_ - 1) / alignment_ * alignment_;
+        offset += (t.n_bytes + alignment_ - 1) / alignment_ * alignment_;
     }
     pad_to(out, alignment_);
+    return out;
+}
+
+std::vector<uint8_t> GgufWriter::to_bytes() const {
+    std::vector<uint8_t> out = header();
     for (const Tensor& t : tensors_) {
-        out.insert(out.end(), t.data.begin(), t.data.end());
+        size_t at = out.size();
+        if (t.fill) {
+            out.resize(at + t.n_bytes);
+            t.fill(std::span<uint8_t>(out.data() + at, t.n_bytes));
+        } else {
+            out.insert(out.end(), t.data.begin(), t.data.end());
+        }
         pad_to(out, alignment_);
     }
     return out;
 }
 
 void GgufWriter::write_file(const std::string& path) const {
-    std::vector<uint8_t> bytes = to_bytes();
-    FILE* f = std::fopen(path.c_str(), "wb");
+    struct Closer {
+        void operator()(FILE* f) const { std::fclose(f); }
+    };
+    std::unique_ptr<FILE, Closer> f(std::fopen(path.c_str(), "wb"));
     if (!f) fail("cannot create '{}': {}", path, std::strerror(errno));
-    bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-    ok &= std::fclose(f) == 0;
-    if (!ok) fail("cannot write '{}': {}", path, std::strerror(errno));
+    auto write = [&](const uint8_t* data, size_t n) {
+        if (n != 0 && std::fwrite(data, 1, n, f.get()) != n)
+            fail("cannot write '{}': {}", path, std::strerror(errno));
+    };
+    std::vector<uint8_t> head = header();
+    write(head.data(), head.size());
+    std::vector<uint8_t> buffer;  // reused by every tensor that is filled on the fly
+    const std::vector<uint8_t> padding(alignment_, 0);
+    for (const Tensor& t : tensors_) {
+        if (t.fill) {
+            buffer.assign(t.n_bytes, 0);
+            t.fill(buffer);
+            write(buffer.data(), buffer.size());
+        } else {
+            write(t.data.data(), t.data.size());
+        }
+        write(padding.data(), (alignment_ - t.n_bytes % alignment_) % alignment_);
+    }
+    if (std::fclose(f.release()) != 0) fail("cannot write '{}': {}", path, std::strerror(errno));
 }
 
 }  // namespace kite

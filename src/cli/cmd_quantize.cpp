@@ -1,0 +1,72 @@
+// `kite quantize IN OUT TYPE`: converts a model's weights to another type, like
+// llama-quantize --pure; progress and a summary go to stderr.
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "quant/quantize_file.h"
+
+namespace kite::cli {
+
+namespace {
+
+struct QuantizeArgs {
+    std::string in, out, type;
+    unsigned threads = 0;
+};
+
+std::string mib(uint64_t bytes) {
+    return fmt::format("{:.1f} MiB", bytes / double(1 << 20));
+}
+
+std::string shape(const std::vector<uint64_t>& dims) {
+    std::string s;
+    for (uint64_t d : dims) s += (s.empty() ? "" : " x ") + std::to_string(d);
+    return "[" + s + "]";
+}
+
+void run_quantize(const QuantizeArgs& args) {
+    QuantizeOptions options;
+    options.type = parse_quantize_type(args.type);
+    options.n_threads = args.threads;
+    const std::string wanted = tensor_type_name(options.type);
+    options.on_tensor = [&](size_t i, size_t count, const TensorPlan& p) {
+        std::string note;
+        if (p.fallback)
+            note =
+                fmt::format("  (rows of {} do not fill {} blocks: kept as F16)", p.dims[0], wanted);
+        fmt::print(stderr, "[{:>{}}/{}] {:<32} {:>4} -> {:<4} {}{}\n", i + 1,
+                   std::to_string(count).size(), count, p.name, tensor_type_name(p.from),
+                   tensor_type_name(p.to), shape(p.dims), note);
+    };
+    auto start = std::chrono::steady_clock::now();
+    QuantizeResult r = quantize_file(args.in, args.out, options);
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    fmt::print(stderr, "{}: {} tensors ({} converted), {} -> {} in {:.2f} s\n", args.out,
+               r.n_tensors, r.n_converted, mib(r.bytes_before), mib(r.bytes_after), seconds);
+    if (r.n_fallback)
+        fmt::print(stderr, "note: {} tensors kept as F16: their rows do not fill {} blocks\n",
+                   r.n_fallback, wanted);
+}
+
+}  // namespace
+
+void add_quantize_command(CLI::App& app) {
+    auto* cmd = app.add_subcommand(
+        "quantize", "Convert a model's weights to F32, F16, BF16, Q8_0, Q4_0 or Q4_1");
+    auto args = std::make_shared<QuantizeArgs>();
+    cmd->add_option("IN", args->in, "GGUF model to read")->required();
+    cmd->add_option("OUT", args->out, "GGUF file to write (replaced if it exists)")->required();
+    cmd->add_option("TYPE", args->type, "F32, F16, BF16, Q8_0, Q4_0 or Q4_1 (any case)")
+        ->required();
+    cmd->add_option("-t,--threads", args->threads, "Threads (default: one per CPU)")
+        ->check(CLI::Range(1u, 1024u));
+    cmd->callback([args] { run_quantize(*args); });
+}
+
+}  // namespace kite::cli

@@ -1,0 +1,202 @@
+#include "quant/quantize_file.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <memory>
+#include <system_error>
+#include <thread>
+
+#include "core/error.h"
+#include "gguf/gguf_writer.h"
+#include "quant/convert.h"
+
+namespace kite {
+
+namespace {
+
+struct QuantizeType {
+    const char* name;
+    TensorType type;
+    uint32_t file_type;  // llama.cpp's LLAMA_FTYPE_ALL_F32, LLAMA_FTYPE_MOSTLY_F16, ...
+};
+
+constexpr std::array<QuantizeType, 6> kTypes{{
+    {"F32", TensorType::F32, 0},
+    {"F16", TensorType::F16, 1},
+    {"BF16", TensorType::BF16, 32},
+    {"Q8_0", TensorType::Q8_0, 7},
+    {"Q4_0", TensorType::Q4_0, 2},
+    {"Q4_1", TensorType::Q4_1, 3},
+}};
+
+constexpr std::string_view kFileTypeKey = "general.file_type";
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// Dimensions as ggml counts them: trailing dimensions of 1 do not count.
+uint32_t effective_dims(const GgufTensor& t) {
+    uint32_t n = t.n_dims;
+    while (n > 1 && t.dims[n - 1] == 1) n--;
+    return n;
+}
+
+// Rows of the source tensor, converted in parallel: each thread dequantizes its rows to
+// f32 and quantizes them to the new type.
+void convert_tensor(const GgufTensor& t, TensorType to, std::span<uint8_t> out,
+                    unsigned n_threads) {
+    if (t.type() == to) {
+        std::memcpy(out.data(), t.data, out.size());
+        return;
+    }
+    const size_t n = t.dims[0];
+    const size_t rows = t.n_elements / n;
+    const size_t in_row = row_bytes(t.type(), n), out_row = row_bytes(to, n);
+    auto convert_rows = [&](size_t begin, size_t end) {
+        std::vector<float> row(n);
+        for (size_t r = begin; r < end; ++r) {
+            dequantize_row(t.type(), t.data + r * in_row, row.data(), n);
+            quantize_row(to, row.data(), out.data() + r * out_row, n);
+        }
+    };
+    // Small tensors are not worth a thread: give each thread at least ~64K values.
+    size_t workers = std::min<size_t>(n_threads, std::max<size_t>(1, t.n_elements >> 16));
+    workers = std::min(workers, rows);
+    if (workers <= 1) {
+        convert_rows(0, rows);
+        return;
+    }
+    std::vector<std::exception_ptr> errors(workers);
+    std::vector<std::jthread> threads;  // joined on the way out, even if a start fails
+    for (size_t w = 0; w < workers; ++w) {
+        threads.emplace_back([&, w] {
+            try {
+                convert_rows(rows * w / workers, rows * (w + 1) / workers);
+            } catch (...) {
+                errors[w] = std::current_exception();
+            }
+        });
+    }
+    threads.clear();  // joins
+    for (const std::exception_ptr& e : errors)
+        if (e) std::rethrow_exception(e);
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+    std::error_code ec;
+    return std::filesystem::equivalent(a, b, ec) && !ec;
+}
+
+}  // namespace
+
+TensorType parse_quantize_type(std::string_view name) {
+    std::string upper(name);
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    std::string choices;
+    for (const QuantizeType& t : kTypes) {
+        if (upper == t.name) return t.type;
+        choices += (choices.empty() ? "" : ", ") + std::string(t.name);
+    }
+    fail("unknown type '{}' (types: {})", name, choices);
+}
+
+uint32_t llama_file_type(TensorType type) {
+    for (const QuantizeType& t : kTypes)
+        if (t.type == type) return t.file_type;
+    fail("no file type for {}", tensor_type_name(type));
+}
+
+std::vector<TensorPlan> plan_quantize(const GgufFile& file, TensorType type) {
+    llama_file_type(type);  // rejects a type that is not one of the six
+    const uint32_t block = tensor_type_info(static_cast<uint32_t>(type))->block_size;
+    std::vector<TensorPlan> plans;
+    plans.reserve(file.tensors().size());
+    for (const GgufTensor& t : file.tensors()) {
+        TensorPlan p;
+        p.name = t.name;
+        p.from = t.type();
+        p.dims.assign(t.dims.begin(), t.dims.begin() + t.n_dims);
+        p.bytes_before = t.n_bytes;
+        uint32_t dims = effective_dims(t);
+        if (dims >= 2 && ends_with(t.name, ".weight")) {
+            p.to = type;
+            if (t.dims[0] % block != 0) {
+                p.to = TensorType::F16;
+                p.fallback = true;
+            }
+        } else if (dims == 1) {
+            p.to = TensorType::F32;
+        } else {
+            p.to = p.from;
+        }
+        if (p.to != p.from && !is_compute_type(p.from))
+            fail(
+                "'{}': tensor '{}' has type {}, which kite quantize cannot convert (it reads "
+                "F32, F16, BF16, Q8_0, Q4_0 and Q4_1)",
+                file.name(), t.name, tensor_type_name(t.type_id));
+        p.bytes_after =
+            p.to == p.from ? t.n_bytes : t.n_elements / t.dims[0] * row_bytes(p.to, t.dims[0]);
+        plans.push_back(std::move(p));
+    }
+    return plans;
+}
+
+QuantizeResult quantize_file(const std::string& in, const std::string& out,
+                             const QuantizeOptions& options) {
+    const std::string tmp = out + ".tmp";
+    if (same_file(in, out) || same_file(in, tmp))
+        fail("output '{}' would overwrite the input '{}'", out, in);
+    std::unique_ptr<GgufFile> file = GgufFile::open(in);
+    std::vector<TensorPlan> plans = plan_quantize(*file, options.type);
+    const unsigned n_threads =
+        options.n_threads ? options.n_threads : std::max(1u, std::thread::hardware_concurrency());
+
+    GgufWriter writer;
+    bool has_file_type = false;
+    for (const auto& [key, value] : file->metadata()) {
+        if (key == kFileTypeKey) {
+            writer.add_u32(key, llama_file_type(options.type));
+            has_file_type = true;
+        } else {
+            writer.add_raw(key, value);
+        }
+    }
+    if (!has_file_type) writer.add_u32(kFileTypeKey, llama_file_type(options.type));
+    // (A general.alignment key, copied above, gives the writer the source's alignment.)
+
+    QuantizeResult result;
+    result.bytes_before = file->file_size();
+    result.n_tensors = plans.size();
+    for (size_t i = 0; i < plans.size(); ++i) {
+        const TensorPlan& p = plans[i];
+        result.n_converted += p.to != p.from;
+        result.n_fallback += p.fallback;
+        // Runs while the file is written, so only one converted tensor is in memory at once.
+        auto fill = [&options, &plans, &file, i, n_threads](std::span<uint8_t> bytes) {
+            if (options.on_tensor) options.on_tensor(i, plans.size(), plans[i]);
+            convert_tensor(file->tensors()[i], plans[i].to, bytes, n_threads);
+        };
+        writer.add_tensor(p.name, p.to, p.dims, fill);
+    }
+
+    try {
+        writer.write_file(tmp);
+        std::error_code ec;
+        std::filesystem::rename(tmp, out, ec);
+        if (ec) fail("cannot rename '{}' to '{}': {}", tmp, out, ec.message());
+        uint64_t size = std::filesystem::file_size(out, ec);
+        result.bytes_after = ec ? 0 : size;
+    } catch (...) {
+        std::error_code ignored;
+        std::filesystem::remove(tmp, ignored);
+        throw;
+    }
+    return result;
+}
+
+}  // namespace kite

@@ -1,0 +1,436 @@
+// `kite quantize`: the default model converted to F32 and from there to every type, checked
+// for shapes, types, metadata, value tolerances and, byte for byte, against llama.cpp's
+// llama-quantize (hashes in tests/fixtures/quantize_hashes.json); plus the CLI's errors.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "gguf/gguf_file.h"
+#include "gguf/gguf_writer.h"
+#include "quant/convert.h"
+#include "quant/quantize_file.h"
+#include "run_command.h"
+#include "sha256.h"
+#include "test_paths.h"
+
+namespace kite {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A temporary folder for this test binary, removed at exit.
+const fs::path& temp_dir() {
+    struct Dir {
+        fs::path path;
+        Dir() {
+            path = fs::temp_directory_path() / ("kite_quantize_test_" + std::to_string(::getpid()));
+            fs::create_directories(path);
+        }
+        ~Dir() {
+            std::error_code ec;
+            fs::remove_all(path, ec);
+        }
+    };
+    static Dir dir;
+    return dir.path;
+}
+
+// The default model converted to F32, once per process (ctest runs each test in its own).
+const std::string& model_f32() {
+    static const std::string path = [] {
+        std::string out = (temp_dir() / "model-F32.gguf").string();
+        QuantizeOptions options;
+        options.type = TensorType::F32;
+        quantize_file(test::default_model_path(), out, options);
+        return out;
+    }();
+    return path;
+}
+
+// The values of a tensor as f32.
+std::vector<float> values(const GgufTensor& t) {
+    std::vector<float> out(t.n_elements);
+    const size_t n = t.dims[0], in_row = row_bytes(t.type(), n);
+    for (size_t r = 0; r < t.n_elements / n; ++r)
+        dequantize_row(t.type(), t.data + r * in_row, out.data() + r * n, n);
+    return out;
+}
+
+bool same_value(const GgufValue& a, const GgufValue& b) {
+    return a.type == b.type && a.elem_type == b.elem_type && a.count == b.count &&
+           std::equal(a.raw.begin(), a.raw.end(), b.raw.begin(), b.raw.end());
+}
+
+// Same tensors in the same order with the same shapes; every metadata value as in the
+// source except general.file_type, which is `file_type`.
+void expect_same_layout(const GgufFile& src, const GgufFile& out, uint32_t file_type) {
+    ASSERT_EQ(out.tensors().size(), src.tensors().size());
+    for (size_t i = 0; i < src.tensors().size(); ++i) {
+        const GgufTensor &a = src.tensors()[i], &b = out.tensors()[i];
+        EXPECT_EQ(a.name, b.name);
+        EXPECT_EQ(a.n_dims, b.n_dims) << a.name;
+        EXPECT_EQ(a.dims, b.dims) << a.name;
+    }
+    ASSERT_EQ(out.metadata().size(),
+              src.metadata().size() + (src.find("general.file_type") ? 0 : 1));
+    for (size_t i = 0; i < src.metadata().size(); ++i) {
+        const auto& [key, value] = src.metadata()[i];
+        EXPECT_EQ(out.metadata()[i].first, key);
+        if (key != "general.file_type") {
+            EXPECT_TRUE(same_value(value, out.metadata()[i].second)) << key;
+        }
+    }
+    const GgufValue* ft = out.find("general.file_type");
+    ASSERT_TRUE(ft);
+    EXPECT_EQ(ft->type, GgufValueType::U32);
+    EXPECT_EQ(out.get_int("general.file_type"), file_type);
+}
+
+TEST(QuantizeTypes, ParsesNamesInAnyCase) {
+    EXPECT_EQ(parse_quantize_type("q4_0"), TensorType::Q4_0);
+    EXPECT_EQ(parse_quantize_type("Q4_1"), TensorType::Q4_1);
+    EXPECT_EQ(parse_quantize_type("q8_0"), TensorType::Q8_0);
+    EXPECT_EQ(parse_quantize_type("f16"), TensorType::F16);
+    EXPECT_EQ(parse_quantize_type("Bf16"), TensorType::BF16);
+    EXPECT_EQ(parse_quantize_type("F32"), TensorType::F32);
+    EXPECT_THROW(parse_quantize_type("Q5_0"), Error);
+    EXPECT_THROW(parse_quantize_type(""), Error);
+    // llama.cpp's LLAMA_FTYPE numbers
+    EXPECT_EQ(llama_file_type(TensorType::F32), 0u);
+    EXPECT_EQ(llama_file_type(TensorType::F16), 1u);
+    EXPECT_EQ(llama_file_type(TensorType::Q4_0), 2u);
+    EXPECT_EQ(llama_file_type(TensorType::Q4_1), 3u);
+    EXPECT_EQ(llama_file_type(TensorType::Q8_0), 7u);
+    EXPECT_EQ(llama_file_type(TensorType::BF16), 32u);
+}
+
+// Byte for byte against llama.cpp: the fixture holds the sha256 of each tensor's data in
+// llama-quantize's output (tools/make-quantize-fixtures.sh): F32 straight from the default
+// model, the other types from Kite's F32 file (which the F32 check shows is llama.cpp's too).
+const nlohmann::json& llama_fixture() {
+    static const nlohmann::json fixture = [] {
+        std::ifstream in(std::string(KITE_SOURCE_DIR) + "/tests/fixtures/quantize_hashes.json");
+        if (!in) throw std::runtime_error("tests/fixtures/quantize_hashes.json is missing");
+        return nlohmann::json::parse(in);
+    }();
+    return fixture;
+}
+
+void expect_matches_llama_cpp(const GgufFile& out, TensorType type) {
+    const nlohmann::json* variant = nullptr;
+    for (const auto& v : llama_fixture().at("variants"))
+        if (v.at("type") == tensor_type_name(type)) variant = &v;
+    ASSERT_TRUE(variant) << "no " << tensor_type_name(type) << " in the fixture";
+    const auto& expected = variant->at("tensors");
+    ASSERT_EQ(out.tensors().size(), expected.size());
+    size_t matched = 0;
+    for (const GgufTensor& t : out.tensors()) {
+        std::string name(t.name);
+        ASSERT_TRUE(expected.contains(name)) << name;
+        const auto& e = expected.at(name);
+        EXPECT_EQ(e.at("type"), tensor_type_name(t.type_id)) << name;
+        EXPECT_EQ(e.at("dims").get<std::vector<uint64_t>>(),
+                  std::vector<uint64_t>(t.dims.begin(), t.dims.begin() + t.n_dims))
+            << name;
+        bool same = e.at("sha256") == test::sha256_hex({t.data, t.n_bytes});
+        EXPECT_TRUE(same) << name << " differs from llama.cpp's ("
+                          << llama_fixture().at("llama_cpp") << ", model sha256 "
+                          << llama_fixture().at("model_sha256") << ")";
+        matched += same;
+    }
+    EXPECT_EQ(matched, expected.size());
+}
+
+TEST(QuantizeModel, DefaultModelToF32) {
+    auto src = GgufFile::open(test::default_model_path());
+    auto out = GgufFile::open(model_f32());
+    expect_same_layout(*src, *out, 0);
+    for (size_t i = 0; i < src->tensors().size(); ++i) {
+        const GgufTensor &a = src->tensors()[i], &b = out->tensors()[i];
+        ASSERT_EQ(b.type(), TensorType::F32) << b.name;
+        // f32 holds every value of the source types exactly.
+        std::vector<float> x = values(a), y = values(b);
+        ASSERT_EQ(std::memcmp(x.data(), y.data(), x.size() * sizeof(float)), 0) << a.name;
+    }
+    expect_matches_llama_cpp(*out, TensorType::F32);
+}
+
+// Worst error of each value of `type`, given the f32 source values `x` (a multiple of 32).
+// The block formats round to the nearest of 2^k steps of a block's range (Q4_0 may clamp its
+// largest value a whole step), then store scales in f16 (relative error 2^-11).
+std::vector<double> error_bounds(TensorType type, const std::vector<float>& x) {
+    const double f16_eps = std::ldexp(1.0, -11);
+    std::vector<double> bound(x.size());
+    for (size_t b = 0; b < x.size(); b += 32) {
+        float amax = 0, lo = x[b], hi = x[b];
+        for (size_t j = b; j < b + 32; ++j) {
+            amax = std::max(amax, std::fabs(x[j]));
+            lo = std::min(lo, x[j]);
+            hi = std::max(hi, x[j]);
+        }
+        double block_bound = 0;
+        switch (type) {
+            case TensorType::Q8_0:
+                block_bound = amax / 127.0 * (0.5 + 127 * f16_eps);
+                break;
+            case TensorType::Q4_0:
+                block_bound = amax / 8.0 * (1 + 8 * f16_eps);
+                break;
+            case TensorType::Q4_1:
+                block_bound =
+                    (double(hi) - lo) / 15 * (0.5 + 15 * f16_eps) + std::fabs(lo) * f16_eps;
+                break;
+            default:
+                break;
+        }
+        for (size_t j = b; j < b + 32; ++j) {
+            switch (type) {
+                case TensorType::F16:
+                    bound[j] = std::fabs(x[j]) * f16_eps + std::ldexp(1.0, -25);
+                    break;
+                case TensorType::BF16:
+                    bound[j] = std::fabs(x[j]) * std::ldexp(1.0, -8);
+                    break;
+                default:
+                    bound[j] = block_bound + 1e-12;
+            }
+        }
+    }
+    return bound;
+}
+
+// Matrices are of `type` and within its error of the source; 1-D tensors stay exact F32.
+void expect_within_tolerance(const GgufFile& src, const GgufFile& out, TensorType type) {
+    size_t n_matrices = 0;
+    for (size_t i = 0; i < src.tensors().size(); ++i) {
+        const GgufTensor &a = src.tensors()[i], &b = out.tensors()[i];
+        const bool matrix = a.n_dims == 2;
+        ASSERT_EQ(b.type(), matrix ? type : TensorType::F32) << b.name;
+        n_matrices += matrix;
+        std::vector<float> x = values(a), y = values(b);
+        if (!matrix) {
+            ASSERT_EQ(x, y) << a.name;
+            continue;
+        }
+        std::vector<double> bound = error_bounds(type, x);
+        size_t bad = 0;
+        for (size_t j = 0; j < x.size(); ++j) {
+            if (!(std::fabs(double(x[j]) - y[j]) <= bound[j]) && bad++ < 3)
+                ADD_FAILURE() << a.name << "[" << j << "]: " << x[j] << " became " << y[j]
+                              << " (allowed error " << bound[j] << ")";
+        }
+        ASSERT_EQ(bad, 0u) << a.name;
+    }
+    EXPECT_EQ(n_matrices, 211u);
+}
+
+// One test for all five types, so that the F32 file is made once even under ctest.
+TEST(QuantizeModel, F32ToEveryType) {
+    auto src = GgufFile::open(model_f32());
+    for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1, TensorType::F16,
+                            TensorType::BF16}) {
+        SCOPED_TRACE(tensor_type_name(type));
+        std::string path = (temp_dir() / ("model-" + tensor_type_name(type) + ".gguf")).string();
+        QuantizeOptions options;
+        options.type = type;
+        quantize_file(model_f32(), path, options);
+        auto out = GgufFile::open(path);
+        expect_same_layout(*src, *out, llama_file_type(type));
+        expect_within_tolerance(*src, *out, type);
+        expect_matches_llama_cpp(*out, type);
+        out.reset();
+        fs::remove(path);
+    }
+}
+
+TEST(QuantizeHash, Sha256KnownAnswers) {
+    auto hex = [](const std::string& s) {
+        return test::sha256_hex({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
+    };
+    EXPECT_EQ(hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    EXPECT_EQ(hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    EXPECT_EQ(hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+              "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    test::Sha256 pieces;  // fed in uneven pieces, across block boundaries
+    std::string a(1000, 'a');
+    for (size_t at = 0; at < a.size(); at += 37)
+        pieces.update(
+            {reinterpret_cast<const uint8_t*>(a.data()) + at, std::min<size_t>(37, a.size() - at)});
+    EXPECT_EQ(pieces.hex(), hex(a));
+}
+
+// A small file that exercises each rule: a matrix, a matrix whose rows (48) do not fill
+// 32-value blocks, a 1-D F16 norm, a quantized tensor not named *.weight, and a 3-D
+// weight with a trailing dimension of 1 (a matrix, as ggml counts).
+std::string small_model(const std::string& name, TensorType odd_type = TensorType::F32) {
+    GgufWriter w;
+    w.add_string("general.architecture", "llama");
+    w.add_u32("general.file_type", 1);
+    w.add_string("general.name", "small");
+    auto f32_tensor = [&](const char* tname, std::vector<uint64_t> dims) {
+        uint64_t n = 1;
+        for (uint64_t d : dims) n *= d;
+        std::vector<float> v(n);
+        for (size_t i = 0; i < n; ++i) v[i] = std::sin(0.37f * float(i)) * 0.1f;
+        w.add_tensor(tname, TensorType::F32, dims,
+                     {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4});
+    };
+    f32_tensor("blk.0.ffn_up.weight", {64, 4});
+    f32_tensor("blk.0.odd.weight", {48, 4});
+    std::vector<uint16_t> half(64, 0x3c00);  // 1.0
+    w.add_tensor("blk.0.attn_norm.weight", TensorType::F16, std::vector<uint64_t>{64},
+                 {reinterpret_cast<const uint8_t*>(half.data()), half.size() * 2});
+    std::vector<uint8_t> q(2 * 20, 0x11);
+    w.add_tensor("rope_freqs", TensorType::Q4_1, std::vector<uint64_t>{32, 2}, q);
+    f32_tensor("blk.0.cube.weight", {32, 3, 1});
+    if (odd_type == TensorType::Q5_0) {
+        std::vector<uint8_t> q5(2 * 22, 0);
+        w.add_tensor("blk.0.q5.weight", TensorType::Q5_0, std::vector<uint64_t>{32, 2}, q5);
+    }
+    std::string path = (temp_dir() / name).string();
+    w.write_file(path);
+    return path;
+}
+
+TEST(QuantizeModel, AppliesTheRuleToEachKindOfTensor) {
+    std::string in = small_model("rules.gguf");
+    std::string out = (temp_dir() / "rules-q4_0.gguf").string();
+    std::vector<std::string> seen;
+    QuantizeOptions options;
+    options.type = TensorType::Q4_0;
+    options.n_threads = 3;
+    options.on_tensor = [&](size_t i, size_t count, const TensorPlan& p) {
+        EXPECT_EQ(i, seen.size());
+        EXPECT_EQ(count, 5u);
+        seen.emplace_back(p.name);
+    };
+    QuantizeResult r = quantize_file(in, out, options);
+    EXPECT_EQ(seen.size(), 5u);
+    EXPECT_EQ(r.n_tensors, 5u);
+    EXPECT_EQ(r.n_converted, 4u);
+    EXPECT_EQ(r.n_fallback, 1u);
+    EXPECT_EQ(r.bytes_after, fs::file_size(out));
+    EXPECT_FALSE(fs::exists(out + ".tmp"));
+
+    auto src = GgufFile::open(in);
+    auto f = GgufFile::open(out);
+    expect_same_layout(*src, *f, 2);
+    EXPECT_EQ(f->find_tensor("blk.0.ffn_up.weight")->type(), TensorType::Q4_0);
+    EXPECT_EQ(f->find_tensor("blk.0.odd.weight")->type(), TensorType::F16);
+    EXPECT_EQ(f->find_tensor("blk.0.attn_norm.weight")->type(), TensorType::F32);
+    EXPECT_EQ(f->find_tensor("rope_freqs")->type(), TensorType::Q4_1);
+    EXPECT_EQ(f->find_tensor("blk.0.cube.weight")->type(), TensorType::Q4_0);
+    EXPECT_EQ(values(*f->find_tensor("blk.0.attn_norm.weight")), std::vector<float>(64, 1.0f));
+    const GgufTensor& kept = *f->find_tensor("rope_freqs");
+    EXPECT_EQ(std::vector<uint8_t>(kept.data, kept.data + kept.n_bytes),
+              std::vector<uint8_t>(40, 0x11));
+}
+
+TEST(QuantizeModel, KeepsTheSourceAlignment) {
+    GgufWriter w;
+    w.add_u32("general.alignment", 64);
+    std::vector<float> v(32 * 3, 0.5f);
+    w.add_tensor("a.weight", TensorType::F32, std::vector<uint64_t>{32, 3},
+                 {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4});
+    w.add_tensor("b.weight", TensorType::F32, std::vector<uint64_t>{32, 3},
+                 {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4});
+    std::string in = (temp_dir() / "aligned.gguf").string(), out = in + ".q8";
+    w.write_file(in);
+    QuantizeOptions options;
+    options.type = TensorType::Q8_0;
+    quantize_file(in, out, options);
+    auto f = GgufFile::open(out);
+    EXPECT_EQ(f->alignment(), 64u);
+    EXPECT_EQ(f->metadata().size(), 2u);  // general.alignment once, general.file_type
+    EXPECT_EQ(f->tensors()[1].offset % 64, 0u);
+}
+
+// --- the command line ---
+
+void expect_one_line_error(const test::CommandResult& r, int code, const std::string& needle) {
+    EXPECT_EQ(r.exit_code, code) << r.err;
+    EXPECT_EQ(test::count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST(QuantizeCli, ConvertsAndReportsEachTensor) {
+    std::string in = small_model("cli.gguf");
+    std::string out = (temp_dir() / "cli-q8.gguf").string();
+    auto r = test::run_kite("quantize " + in + " " + out + " q8_0 --threads 2");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_NE(r.err.find("blk.0.ffn_up.weight"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("F32 -> Q8_0"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("F16 -> F32"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("rows of 48 do not fill Q8_0 blocks: kept as F16"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("5 tensors (4 converted)"), std::string::npos) << r.err;
+    EXPECT_EQ(test::count_lines(r.err), 5 + 2);  // a line per tensor, summary, F16 note
+    EXPECT_EQ(GgufFile::open(out)->find_tensor("blk.0.ffn_up.weight")->type(), TensorType::Q8_0);
+    EXPECT_FALSE(fs::exists(out + ".tmp"));
+}
+
+TEST(QuantizeCli, RejectsBadInputWithOneLine) {
+    std::string in = small_model("bad-in.gguf");
+    std::string q5 = small_model("bad-q5.gguf", TensorType::Q5_0);
+    std::string out = (temp_dir() / "bad-out.gguf").string();
+    {
+        std::ofstream old(out);
+        old << "old contents";
+    }
+    expect_one_line_error(test::run_kite("quantize " + in + " " + out + " q5_k"), 1,
+                          "unknown type 'q5_k'");
+    expect_one_line_error(test::run_kite("quantize /nonexistent.gguf " + out + " q8_0"), 1,
+                          "cannot open");
+    expect_one_line_error(test::run_kite("quantize " + q5 + " " + out + " q8_0"), 1,
+                          "tensor 'blk.0.q5.weight' has type Q5_0");
+    expect_one_line_error(test::run_kite("quantize " + in + " " + in + " q8_0"), 1,
+                          "would overwrite the input");
+    expect_one_line_error(test::run_kite("quantize " + in + " /nonexistent/dir/x.gguf q8_0"), 1,
+                          "cannot create");
+    expect_one_line_error(test::run_kite("quantize " + in + " " + out), 2, "TYPE");
+    expect_one_line_error(test::run_kite("quantize " + in + " " + out + " q8_0 --threads 0"), 2,
+                          "threads");
+    EXPECT_EQ(test::read_text(out), "old contents");  // untouched by every failure
+    EXPECT_FALSE(fs::exists(out + ".tmp"));
+}
+
+// A write that fails half way (here: at the file size limit) leaves neither OUT nor OUT.tmp.
+TEST(QuantizeCli, FailedWriteLeavesNoFile) {
+    GgufWriter w;
+    std::vector<float> v(64 * 64, 0.25f);  // 16 KiB of F32 data
+    w.add_tensor("big.weight", TensorType::F32, std::vector<uint64_t>{64, 64},
+                 {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4});
+    std::string in = (temp_dir() / "limit.gguf").string();
+    w.write_file(in);
+    std::string out = (temp_dir() / "limit-out.gguf").string();
+    std::string err = (temp_dir() / "limit.err").string();
+    // At most 8 blocks of 512 bytes per file; SIGXFSZ ignored, so a write past the limit
+    // fails with EFBIG instead of killing kite.
+    std::string cmd = "trap '' XFSZ; ulimit -f 8; " + std::string(KITE_KITE_BIN) + " quantize " +
+                      in + " " + out + " f16 </dev/null >/dev/null 2>" + err;
+    int status = std::system(("sh -c \"" + cmd + "\"").c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 1);
+    std::string message = test::read_text(err);
+    EXPECT_NE(message.find("kite: error: cannot write"), std::string::npos) << message;
+    EXPECT_FALSE(fs::exists(out));
+    EXPECT_FALSE(fs::exists(out + ".tmp"));
+}
+
+}  // namespace
+}  // namespace kite
