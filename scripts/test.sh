@@ -8,6 +8,9 @@ fuzz_seconds="${KITE_FUZZ_SECONDS:-60}"
 bash scripts/install-deps.sh
 bash scripts/install-model.sh
 
+echo "[test] formatting (clang-format)"
+git ls-files '*.cpp' '*.h' | xargs clang-format --dry-run --Werror
+
 bash scripts/build.sh release
 echo "[test] unit tests (release)"
 ctest --test-dir build --output-on-failure -j2

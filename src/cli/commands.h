@@ -15,7 +15,7 @@ void add_perplexity_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
 
 // The model to use: the -m flag, else $KITE_MODEL, else the default model installed by
-// scripts/setup.sh. Throws kite::Error with what to do when none is found.
+// scripts/install-model.sh. Throws kite::Error with what to do when none is found.
 std::string resolve_model_path(const std::string& flag);
 
 }  // namespace kite::cli

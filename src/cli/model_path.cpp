@@ -12,7 +12,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// scripts/setup.sh installs the default model here, relative to the repository root.
+// scripts/install-model.sh installs the default model here, relative to the repository root.
 constexpr const char* kDefaultModel = "models/default.gguf";
 
 // The repository root: two levels above build/bin/kite, else where this was compiled.
@@ -36,7 +36,7 @@ std::string resolve_model_path(const std::string& flag) {
     if (fs::exists(def, ec)) return def.string();
     fail(
         "no model given and the default model is not installed at '{}': run "
-        "'bash scripts/setup.sh' to install it, or pass -m PATH (or set KITE_MODEL)",
+        "'bash scripts/install-model.sh' to install it, or pass -m PATH (or set KITE_MODEL)",
         def.string());
 }
 
