@@ -12,6 +12,7 @@ echo "[test] formatting (clang-format)"
 git ls-files '*.cpp' '*.h' | xargs clang-format --dry-run --Werror
 
 bash scripts/build.sh release
+bash scripts/make-variants.sh
 echo "[test] unit tests (release)"
 ctest --test-dir build --output-on-failure -j2
 

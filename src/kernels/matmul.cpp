@@ -1,6 +1,7 @@
 #include "kernels/matmul.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "kernels/gemm.h"
 #include "kernels/vec_dot.h"
@@ -33,8 +34,18 @@ void multiply_rows(const WeightMatrix& w, const uint8_t* act, int64_t n_tokens, 
 
 }  // namespace
 
+// KITE_REFERENCE_KERNELS=1 runs the scalar references instead (to bisect numerical issues).
+static bool use_reference_kernels() {
+    static const bool on = [] {
+        const char* v = std::getenv("KITE_REFERENCE_KERNELS");
+        return v && *v && *v != '0';
+    }();
+    return on;
+}
+
 void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, void* scratch,
             ThreadPool& pool) {
+    if (use_reference_kernels()) return matmul_reference(w, x, n_tokens, y, scratch);
     auto* act = static_cast<uint8_t*>(scratch);
     pool.parallel_for(n_tokens, [&](int64_t begin, int64_t end, int) {
         const ActFormat format = activation_format(w.type);
