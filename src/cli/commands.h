@@ -13,6 +13,7 @@ void add_run_command(CLI::App& app);
 void add_chat_command(CLI::App& app);
 void add_perplexity_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 
 // The model to use: the -m flag, else $KITE_MODEL, else the default model installed by
 // scripts/install-model.sh. Throws kite::Error with what to do when none is found.
