@@ -37,6 +37,15 @@ struct ServeOptions {
 constexpr size_t kDefaultKvCap = size_t{1} << 30;
 
 void serve(const ServeOptions& o) {
+    // Signals go to one thread that stops the server; every other thread (the engine's
+    // thread pool included, so before it starts) blocks them.
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+
     LoadedModel m = load_model(o.engine.model);
     EngineConfig config = o.engine.engine_config(o.max_seqs);
     config.prefix_caching = !o.no_prefix_caching;
@@ -65,14 +74,6 @@ void serve(const ServeOptions& o) {
     served.tokenizer = m.tokenizer.get();
     served.chat_template = chat_template.get();
     served.context_length = engine.context_length();
-
-    // Signals go to one thread that stops the server; every other thread blocks them.
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-    signal(SIGPIPE, SIG_IGN);
 
     server::Metrics metrics;
     server::EngineWorker worker(engine, metrics);
