@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # All tests, set-up included: unit and reference tests (release and AddressSanitizer+UBSan
-# builds), tokenizer conformance, and a bounded fuzz run of the GGUF parser.
+# builds), tokenizer conformance, the HTTP server tests (Python, openai client), and a
+# bounded fuzz run of the GGUF parser.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzz_seconds="${KITE_FUZZ_SECONDS:-60}"
@@ -15,6 +16,7 @@ bash scripts/build.sh release
 bash scripts/make-variants.sh
 echo "[test] unit tests (release)"
 ctest --test-dir build --output-on-failure -j2
+bash scripts/test-server.sh
 
 bash scripts/build.sh asan
 echo "[test] unit tests (AddressSanitizer + UBSan)"

@@ -48,12 +48,30 @@ class EngineTest : public ::testing::Test {
                                                int64_t batch_tokens = 512) {
         Engine engine(*model_, *tokenizer_,
                       config(static_cast<int64_t>(prompts.size()), batch_tokens));
+        return generate_on(engine, prompts, n);
+    }
+
+    std::vector<std::vector<int32_t>> generate_on(Engine& engine,
+                                                  const std::vector<std::string>& prompts,
+                                                  int64_t n) {
         std::map<int64_t, size_t> index;
         for (size_t i = 0; i < prompts.size(); ++i)
             index[engine.submit(encode(prompts[i]), greedy(n))] = i;
         std::vector<std::vector<int32_t>> out(prompts.size());
         while (engine.has_work())
             for (const TokenEvent& ev : engine.step()) out[index[ev.seq_id]].push_back(ev.token);
+        return out;
+    }
+
+    // Each prompt's tokens when it runs alone (computed once for all tests).
+    const std::vector<std::vector<int32_t>>& solo_runs(const std::vector<std::string>& prompts,
+                                                       int64_t n) {
+        static std::map<std::pair<std::vector<std::string>, int64_t>,
+                        std::vector<std::vector<int32_t>>>
+            cache;
+        auto& out = cache[{prompts, n}];
+        if (out.empty())
+            for (const std::string& p : prompts) out.push_back(generate({p}, n)[0]);
         return out;
     }
 
@@ -78,8 +96,7 @@ const std::vector<std::string> kPrompts = {
 // Slow: dozens of generations (left out of the sanitizer run).
 TEST_F(EngineTest, BatchedSequencesMatchSoloRunsSlow) {
     const int64_t n = 24;
-    std::vector<std::vector<int32_t>> solo;
-    for (const std::string& p : kPrompts) solo.push_back(generate({p}, n)[0]);
+    const std::vector<std::vector<int32_t>>& solo = solo_runs(kPrompts, n);
     for (size_t count : {size_t{1}, size_t{3}, size_t{8}}) {
         std::vector<std::string> prompts(kPrompts.begin(), kPrompts.begin() + count);
         auto together = generate(prompts, n);
@@ -90,6 +107,116 @@ TEST_F(EngineTest, BatchedSequencesMatchSoloRunsSlow) {
     auto chunked = generate(kPrompts, n, 8);
     for (size_t i = 0; i < kPrompts.size(); ++i)
         EXPECT_EQ(chunked[i], solo[i]) << "chunked prompt " << i;
+}
+
+// Prompts sharing a long prefix (several KV blocks) and differing at the end.
+std::vector<std::string> shared_prefix_prompts() {
+    const std::string system =
+        "<|im_start|>system\nYou are a helpful assistant who answers questions about "
+        "geography, history and science briefly and accurately, in one sentence, without "
+        "making anything up.<|im_end|>\n<|im_start|>user\n";
+    std::vector<std::string> out;
+    for (const char* q : {"What is the capital of Italy?", "Name a planet.", "Who wrote Hamlet?",
+                          "How many legs does a spider have?"})
+        out.push_back(system + q + "<|im_end|>\n<|im_start|>assistant\n");
+    return out;
+}
+
+// Prefix-cache hits change no token: later requests reuse the first one's prompt blocks
+// (and each other's), and get exactly what they get alone.
+TEST_F(EngineTest, PrefixCacheHitsMatchSoloRunsSlow) {
+    const int64_t n = 16;
+    const std::vector<std::string> prompts = shared_prefix_prompts();
+    const auto& solo = solo_runs(prompts, n);
+    Engine engine(*model_, *tokenizer_, config(4));
+    EXPECT_EQ(generate_on(engine, {prompts[0]}, n)[0], solo[0]);
+    const std::vector<std::string> rest(prompts.begin() + 1, prompts.end());
+    auto together = generate_on(engine, rest, n);
+    for (size_t i = 0; i < rest.size(); ++i) EXPECT_EQ(together[i], solo[i + 1]) << i;
+    // Again, the whole prompt now cached (but the last token).
+    EXPECT_EQ(generate_on(engine, {prompts[2]}, n)[0], solo[2]);
+    const Scheduler::Stats& st = engine.scheduler().stats();
+    EXPECT_GT(st.prefix_hits, 0);
+    EXPECT_GT(double(st.prefix_hits) / double(st.prefix_queries), 0.5);
+    // Block accounting: nothing is held once every request is done; cached blocks remain.
+    EXPECT_EQ(engine.block_pool().n_used(), 0);
+    EXPECT_GT(engine.block_pool().n_cached_free(), 0);
+}
+
+// A KV cache too small for all sequences at once: the newest are preempted and recomputed
+// later; every sequence still gets its solo tokens, and no block is left held.
+TEST_F(EngineTest, PreemptionRecomputesAndMatchesSoloRunsSlow) {
+    const int64_t n = 24;
+    const auto& solo = solo_runs(kPrompts, n);
+    for (bool caching : {true, false}) {
+        EngineConfig c = config(8);
+        c.prefix_caching = caching;
+        // 12 blocks of 16 tokens, while the 8 sequences need about 30 blocks together.
+        c.kv_bytes = 12 * 16 * KvCache::element_bytes(c.kv_type) * 2 * model_->config().n_layers *
+                     model_->config().n_kv_heads * model_->config().head_dim;
+        Engine engine(*model_, *tokenizer_, c);
+        ASSERT_EQ(engine.block_pool().n_blocks(), 12);
+        auto together = generate_on(engine, kPrompts, n);
+        for (size_t i = 0; i < kPrompts.size(); ++i)
+            EXPECT_EQ(together[i], solo[i]) << "caching " << caching << " prompt " << i;
+        EXPECT_GT(engine.scheduler().stats().preemptions, 0);
+        EXPECT_EQ(engine.block_pool().n_used(), 0);
+    }
+}
+
+// max_sequences bounds how many run at once; the rest wait their turn.
+TEST_F(EngineTest, SequencesBeyondMaxSeqsWait) {
+    Engine engine(*model_, *tokenizer_, config(2));
+    for (int i = 0; i < 3; ++i) engine.submit(encode("Hello"), greedy(2));
+    engine.step();
+    EXPECT_EQ(engine.scheduler().n_running(), 2);
+    EXPECT_EQ(engine.scheduler().n_waiting(), 1);
+    while (engine.has_work()) engine.step();
+    EXPECT_EQ(engine.block_pool().n_used(), 0);
+}
+
+// A request that could never fit in the KV cache is refused at submit, not left waiting.
+TEST_F(EngineTest, RefusesRequestsLargerThanTheKvCache) {
+    EngineConfig c = config(1);
+    c.context_length = 4096;
+    c.kv_bytes = 8 * 16 * KvCache::element_bytes(c.kv_type) * 2 * model_->config().n_layers *
+                 model_->config().n_kv_heads * model_->config().head_dim;
+    Engine engine(*model_, *tokenizer_, c);
+    EXPECT_EQ(engine.kv_capacity_tokens(), 128);
+    EXPECT_THROW(engine.submit(std::vector<int32_t>(100, 1), greedy(100)), Error);
+    EXPECT_NO_THROW(engine.validate(std::vector<int32_t>(100, 1), greedy(28)));
+    EXPECT_FALSE(engine.has_work());
+}
+
+// Cancelling (release) a running sequence frees its blocks at once.
+TEST_F(EngineTest, ReleasingARunningSequenceFreesItsBlocks) {
+    Engine engine(*model_, *tokenizer_, config(2));
+    const int64_t id = engine.submit(encode("The capital of France is"), greedy(50));
+    engine.step();
+    EXPECT_GT(engine.block_pool().n_used(), 0);
+    engine.release(id);
+    EXPECT_FALSE(engine.has_work());
+    EXPECT_EQ(engine.block_pool().n_used(), 0);
+}
+
+// Logprobs: the sampled token's log-probability, and the most likely tokens (greedy: the
+// sampled token is the most likely one).
+TEST_F(EngineTest, ReportsLogprobs) {
+    Engine engine(*model_, *tokenizer_, config(1));
+    GenerationParams p = greedy(3);
+    p.logprobs = 4;
+    engine.submit(encode("The capital of France is"), p);
+    int events = 0;
+    while (engine.has_work())
+        for (const TokenEvent& ev : engine.step()) {
+            ++events;
+            ASSERT_EQ(ev.top_logprobs.size(), 4u);
+            EXPECT_EQ(ev.top_logprobs[0].id, ev.token);
+            EXPECT_FLOAT_EQ(ev.top_logprobs[0].logprob, ev.logprob);
+            EXPECT_LE(ev.logprob, 0.0f);
+            EXPECT_GE(ev.top_logprobs[0].logprob, ev.top_logprobs[3].logprob);
+        }
+    EXPECT_EQ(events, 3);
 }
 
 TEST_F(EngineTest, GreedyAnswersAFactualQuestion) {

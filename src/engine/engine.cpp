@@ -36,9 +36,9 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
         if (n_blocks < 1) fail("a KV-cache budget of {} bytes holds no block", config_.kv_bytes);
     }
     kv_ = std::make_unique<KvCache>(shape, config_.kv_type, n_blocks, config_.block_size);
-    blocks_ = std::make_unique<BlockPool>(n_blocks);
-    scheduler_ =
-        std::make_unique<Scheduler>(*blocks_, config_.block_size, config_.max_batch_tokens);
+    blocks_ = std::make_unique<BlockPool>(n_blocks, config_.prefix_caching);
+    scheduler_ = std::make_unique<Scheduler>(*blocks_, config_.block_size, config_.max_batch_tokens,
+                                             config_.max_sequences);
     // Logits rows: one per sequence in a step, at most one per batch token.
     state_ = std::make_unique<RunState>(model.config(), config_.max_batch_tokens,
                                         config_.max_batch_tokens);
@@ -71,7 +71,19 @@ static void check_tokens(const std::vector<int32_t>& tokens, int32_t n_vocab) {
             fail("token id {} is outside the vocabulary (0..{})", t, n_vocab - 1);
 }
 
-int64_t Engine::submit(const std::vector<int32_t>& prompt, const GenerationParams& params) {
+// A sequence holds at most min(tokens + max_tokens, context) tokens; one that could never
+// fit in the whole KV cache is refused now instead of waiting forever.
+static void check_capacity(int64_t n_tokens, int64_t max_tokens, int64_t context_length,
+                           int64_t capacity) {
+    const int64_t most = std::min(n_tokens + max_tokens, context_length);
+    if (most > capacity)
+        fail(
+            "the request needs up to {} tokens of KV cache ({} in the prompt + {} to generate)"
+            ", more than the whole cache holds ({} tokens)",
+            most, n_tokens, max_tokens, capacity);
+}
+
+void Engine::validate(const std::vector<int32_t>& prompt, const GenerationParams& params) const {
     const auto n_vocab = static_cast<int32_t>(model_.config().n_vocab);
     if (prompt.empty()) fail("the prompt is empty");
     if (static_cast<int64_t>(prompt.size()) >= context_length_)
@@ -79,11 +91,18 @@ int64_t Engine::submit(const std::vector<int32_t>& prompt, const GenerationParam
              prompt.size(), context_length_);
     check_tokens(prompt, n_vocab);
     check_params(params, n_vocab);
+    check_capacity(static_cast<int64_t>(prompt.size()), params.max_tokens, context_length_,
+                   kv_capacity_tokens());
+}
+
+int64_t Engine::submit(const std::vector<int32_t>& prompt, const GenerationParams& params) {
+    validate(prompt, params);
+    const auto n_vocab = static_cast<int32_t>(model_.config().n_vocab);
     auto a = std::make_unique<Active>(tokenizer_, params, n_vocab);
     a->seq.id = next_id_++;
     a->seq.tokens = prompt;
     a->seq.n_prompt = static_cast<int64_t>(prompt.size());
-    order_.push_back(&a->seq);
+    scheduler_->add(a->seq);
     const int64_t id = a->seq.id;
     sequences_.emplace(id, std::move(a));
     return id;
@@ -99,6 +118,8 @@ void Engine::extend(int64_t seq_id, const std::vector<int32_t>& tokens,
     check_params(params, n_vocab);
     if (static_cast<int64_t>(a.seq.tokens.size() + tokens.size()) >= context_length_)
         fail("the conversation would exceed the context of {} tokens", context_length_);
+    check_capacity(static_cast<int64_t>(a.seq.tokens.size() + tokens.size()), params.max_tokens,
+                   context_length_, kv_capacity_tokens());
     a.seq.tokens.insert(a.seq.tokens.end(), tokens.begin(), tokens.end());
     a.seq.n_prompt = static_cast<int64_t>(a.seq.tokens.size());
     a.seq.n_generated = 0;
@@ -107,18 +128,17 @@ void Engine::extend(int64_t seq_id, const std::vector<int32_t>& tokens,
     a.sampler = Sampler(params.sampling, n_vocab);
     a.decoder.reset();
     a.held.clear();
-    order_.push_back(&a.seq);
+    scheduler_->add(a.seq);
 }
 
 void Engine::release(int64_t seq_id) {
     Active& a = active(seq_id);
-    scheduler_->release(a.seq);
-    order_.erase(std::remove(order_.begin(), order_.end(), &a.seq), order_.end());
+    scheduler_->remove(a.seq);
     sequences_.erase(seq_id);
 }
 
 bool Engine::has_work() const {
-    return !order_.empty();
+    return !scheduler_->idle();
 }
 
 void Engine::build_batch() {
@@ -188,6 +208,7 @@ void Engine::after_forward(const float* logits) {
     for (const ScheduledChunk& c : scheduled_) {
         Sequence& s = *c.seq;
         s.n_computed += c.n_tokens;
+        scheduler_->publish_full_blocks(s);
         if (s.n_computed != static_cast<int64_t>(s.tokens.size())) continue;  // prompt chunk
         Active& a = active(s.id);
         std::span<float> row_logits(const_cast<float*>(logits) + row++ * n_vocab, n_vocab);
@@ -198,23 +219,27 @@ void Engine::after_forward(const float* logits) {
         TokenEvent& ev = events_.emplace_back();
         ev.seq_id = s.id;
         ev.token = token;
+        if (a.params.logprobs >= 0) {
+            // The sampler left the logits after bias and penalties in row_logits.
+            ev.logprob = row_logits[token] - log_sum_exp(row_logits);
+            ev.top_logprobs.resize(static_cast<size_t>(a.params.logprobs));
+            ev.top_logprobs.resize(top_logprobs(row_logits, ev.top_logprobs).size());
+        }
         finish_text(a, token, ev);
         ev.finish = s.finish;
+        // A finished sequence leaves the running set; its blocks go back unless kept.
+        if (s.finished()) scheduler_->finish(s, a.params.keep_cache);
     }
-    // Finished sequences leave the active list; their blocks go back unless kept.
-    for (Sequence* s : order_)
-        if (s->finished() && !active(s->id).params.keep_cache) scheduler_->release(*s);
-    order_.erase(
-        std::remove_if(order_.begin(), order_.end(), [](Sequence* s) { return s->finished(); }),
-        order_.end());
 }
 
 const std::vector<TokenEvent>& Engine::step() {
     events_.clear();
-    scheduler_->schedule(order_, scheduled_);
+    scheduler_->schedule(scheduled_);
     if (scheduled_.empty()) {
-        if (!order_.empty())
-            fail("the KV cache ({} blocks of {} tokens) is too small for the running sequences",
+        // Nothing runs, so the waiting sequence cannot get a block: the rest are held by
+        // finished sequences kept for their next turn (keep_cache).
+        if (!scheduler_->idle())
+            fail("the KV cache ({} blocks of {} tokens) is held by kept sequences; release some",
                  blocks_->n_blocks(), config_.block_size);
         return events_;
     }

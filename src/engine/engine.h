@@ -1,7 +1,8 @@
 // The engine: owns the KV cache, the thread pool and the sequences, and advances every
 // active sequence by one step per call, all of them through one batched forward pass.
 //
-//   scheduled = scheduler.schedule()   decodes first, then prefill chunks (token budget)
+//   scheduled = scheduler.schedule()   decodes first, then prefill chunks (token budget),
+//                                      admission from the waiting queue, preemption
 //   batch     = build_batch(scheduled) flat token arrays, slot mapping, block tables
 //   logits    = model.forward(batch)
 //   tokens    = sample per sequence    then stop checks and streamed text
@@ -20,6 +21,7 @@
 #include "kv/block_pool.h"
 #include "kv/kv_cache.h"
 #include "model/model.h"
+#include "sampling/logprobs.h"
 #include "sampling/sampler.h"
 #include "tokenizer/streaming_decoder.h"
 #include "tokenizer/tokenizer.h"
@@ -29,11 +31,13 @@ namespace kite {
 struct EngineConfig {
     int threads = 0;             // 0: one per physical core
     int64_t context_length = 0;  // per sequence; 0: the model's training context
-    int64_t max_sequences = 1;   // sized for this many full contexts unless kv_bytes is set
+    int64_t max_sequences = 1;   // running at once (more wait); the KV cache is sized for
+                                 // this many full contexts unless kv_bytes is set
     size_t kv_bytes = 0;         // KV-cache memory budget; 0: context_length * max_sequences
     TensorType kv_type = TensorType::F16;
     int64_t block_size = 16;         // tokens per KV block
     int64_t max_batch_tokens = 512;  // tokens per forward pass (longer prompts are chunked)
+    bool prefix_caching = true;      // reuse cached KV blocks of equal prompt prefixes
 };
 
 // What one step produced for one sequence.
@@ -42,6 +46,10 @@ struct TokenEvent {
     int32_t token = -1;  // the sampled token
     std::string text;    // new text it completes (stop strings are never included)
     FinishReason finish = FinishReason::None;
+    // When GenerationParams::logprobs >= 0: the token's log-probability, and the
+    // `logprobs` most likely tokens, most likely first.
+    float logprob = 0;
+    std::vector<TokenProb> top_logprobs;
 };
 
 class Engine {
@@ -49,15 +57,19 @@ class Engine {
     Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfig& config);
     ~Engine();
 
-    // Starts a sequence; throws kite::Error for an empty prompt, one longer than the
-    // context, or invalid parameters.
+    // Queues a sequence; it runs when the scheduler admits it. Throws kite::Error for an
+    // empty prompt, one longer than the context, invalid parameters, or a request that could
+    // never fit in the KV cache (prompt + max_tokens, up to the context, above its capacity).
     int64_t submit(const std::vector<int32_t>& prompt, const GenerationParams& params);
+    // The checks submit() makes, without submitting. Reads only what never changes after
+    // construction, so other threads may call it while the engine runs.
+    void validate(const std::vector<int32_t>& prompt, const GenerationParams& params) const;
 
     // Continues a finished sequence that was kept (params.keep_cache): `tokens` follow what
     // it has, and only they are run through the model (e.g. the next chat turn).
     void extend(int64_t seq_id, const std::vector<int32_t>& tokens, const GenerationParams& params);
 
-    // Frees a sequence's KV blocks and forgets it.
+    // Frees a sequence's KV blocks and forgets it (also cancels a running or waiting one).
     void release(int64_t seq_id);
 
     bool has_work() const;
@@ -68,6 +80,9 @@ class Engine {
     int64_t context_length() const { return context_length_; }
     const KvCache& kv_cache() const { return *kv_; }
     const BlockPool& block_pool() const { return *blocks_; }
+    const Scheduler& scheduler() const { return *scheduler_; }
+    // Tokens the KV cache holds in all (blocks * block size).
+    int64_t kv_capacity_tokens() const { return blocks_->n_blocks() * config_.block_size; }
     int threads() const { return pool_.size(); }
 
     // Totals for timing reports.
@@ -98,7 +113,6 @@ class Engine {
 
     int64_t next_id_ = 0;
     std::unordered_map<int64_t, std::unique_ptr<Active>> sequences_;
-    std::vector<Sequence*> order_;  // active sequences in admission order
     std::vector<ScheduledChunk> scheduled_;
     Batch batch_;
     std::vector<TokenEvent> events_;

@@ -4,6 +4,34 @@
 
 namespace kite {
 
+Scheduler::Scheduler(BlockPool& blocks, int64_t block_size, int64_t max_batch_tokens,
+                     int64_t max_running)
+    : blocks_(blocks),
+      block_size_(block_size),
+      max_batch_tokens_(max_batch_tokens),
+      max_running_(max_running) {}
+
+void Scheduler::add(Sequence& seq) {
+    waiting_.push_back(&seq);
+}
+
+void Scheduler::remove(Sequence& seq) {
+    running_.erase(std::remove(running_.begin(), running_.end(), &seq), running_.end());
+    waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), &seq), waiting_.end());
+    release(seq);
+}
+
+void Scheduler::finish(Sequence& seq, bool keep_blocks) {
+    running_.erase(std::remove(running_.begin(), running_.end(), &seq), running_.end());
+    if (!keep_blocks) release(seq);
+}
+
+void Scheduler::release(Sequence& seq) {
+    for (int32_t block : seq.block_table) blocks_.release(block);
+    seq.block_table.clear();
+    seq.n_published = 0;
+}
+
 bool Scheduler::reserve(Sequence& seq, int64_t n_tokens) {
     const int64_t needed = (seq.n_computed + n_tokens + block_size_ - 1) / block_size_;
     while (static_cast<int64_t>(seq.block_table.size()) < needed) {
@@ -14,23 +42,121 @@ bool Scheduler::reserve(Sequence& seq, int64_t n_tokens) {
     return true;
 }
 
-void Scheduler::release(Sequence& seq) {
-    for (int32_t block : seq.block_table) blocks_.release(block);
-    seq.block_table.clear();
+int64_t Scheduler::tokens_that_fit(const Sequence& seq) const {
+    const int64_t blocks = static_cast<int64_t>(seq.block_table.size()) + blocks_.n_free();
+    return blocks * block_size_ - seq.n_computed;
 }
 
-void Scheduler::schedule(const std::vector<Sequence*>& active, std::vector<ScheduledChunk>& out) {
+uint64_t Scheduler::block_hash(Sequence& seq, size_t block) {
+    while (seq.block_hashes.size() <= block) {
+        const size_t i = seq.block_hashes.size();
+        const uint64_t parent = i == 0 ? PrefixCache::kRootHash : seq.block_hashes[i - 1];
+        const std::span<const int32_t> tokens(seq.tokens.data() + i * block_size_,
+                                              static_cast<size_t>(block_size_));
+        seq.block_hashes.push_back(PrefixCache::chain_hash(parent, tokens));
+    }
+    return seq.block_hashes[block];
+}
+
+void Scheduler::publish_full_blocks(Sequence& seq) {
+    if (!blocks_.prefix_caching()) return;
+    const int64_t full = seq.n_computed / block_size_;
+    for (; seq.n_published < full; ++seq.n_published)
+        blocks_.publish(seq.block_table[seq.n_published], block_hash(seq, seq.n_published));
+}
+
+// A sequence without blocks takes the cached blocks its tokens start with. The last token
+// is always left to compute: its logits give the next token.
+int64_t Scheduler::take_cached_prefix(Sequence& seq) {
+    if (!blocks_.prefix_caching()) return 0;
+    const int64_t max_blocks = (static_cast<int64_t>(seq.tokens.size()) - 1) / block_size_;
+    int64_t hit = 0;
+    for (; hit < max_blocks; ++hit) {
+        const int32_t block = blocks_.acquire_cached(block_hash(seq, hit));
+        if (block < 0) break;
+        seq.block_table.push_back(block);
+    }
+    seq.n_computed = hit * block_size_;
+    seq.n_published = hit;
+    return seq.n_computed;
+}
+
+void Scheduler::preempt(Sequence& seq, std::vector<ScheduledChunk>& out, int64_t& budget) {
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const ScheduledChunk& c) { return c.seq == &seq; });
+    if (it != out.end()) {
+        budget += it->n_tokens;
+        out.erase(it);
+    }
+    running_.erase(std::remove(running_.begin(), running_.end(), &seq), running_.end());
+    release(seq);
+    seq.n_computed = 0;
+    waiting_.push_front(&seq);  // victims go newest first, so the oldest ends up in front
+    stats_.preemptions++;
+}
+
+bool Scheduler::admit(Sequence& seq, std::vector<ScheduledChunk>& out, int64_t& budget) {
+    const bool fresh = seq.block_table.empty();  // a kept (chat) sequence brings its blocks
+    const int64_t hit = fresh ? take_cached_prefix(seq) : 0;
+    const int64_t n = std::min({seq.n_pending(), budget, tokens_that_fit(seq)});
+    if (n <= 0) {
+        if (fresh) release(seq), seq.n_computed = 0;
+        return false;
+    }
+    reserve(seq, n);
+    if (fresh && blocks_.prefix_caching()) {
+        stats_.prefix_queries += static_cast<int64_t>(seq.tokens.size());
+        stats_.prefix_hits += hit;
+    }
+    running_.push_back(&seq);
+    out.push_back({&seq, n});
+    budget -= n;
+    return true;
+}
+
+void Scheduler::schedule(std::vector<ScheduledChunk>& out) {
     out.clear();
     int64_t budget = max_batch_tokens_;
+    const int64_t preemptions_before = stats_.preemptions;
     // Decodes first: a running sequence is never stalled behind someone's long prompt.
-    for (Sequence* seq : active) {
-        if (seq->finished() || seq->n_pending() != 1 || budget == 0) continue;
-        if (reserve(*seq, 1)) out.push_back({seq, 1}), budget--;
+    for (size_t i = 0; i < running_.size() && budget > 0; ++i) {
+        Sequence* seq = running_[i];
+        if (seq->n_pending() != 1) continue;
+        bool scheduled = true;
+        while (!reserve(*seq, 1)) {
+            Sequence* victim = running_.back();
+            preempt(*victim, out, budget);
+            if (victim == seq) {
+                scheduled = false;
+                break;
+            }
+        }
+        if (scheduled) out.push_back({seq, 1}), budget--;
     }
-    for (Sequence* seq : active) {
-        if (seq->finished() || seq->n_pending() <= 1 || budget == 0) continue;
-        const int64_t n = std::min(seq->n_pending(), budget);
-        if (reserve(*seq, n)) out.push_back({seq, n}), budget -= n;
+    // Then the next chunks of prompts being prefilled.
+    for (size_t i = 0; i < running_.size() && budget > 0; ++i) {
+        Sequence* seq = running_[i];
+        if (seq->n_pending() <= 1) continue;
+        int64_t n = 0;
+        bool scheduled = true;
+        while ((n = std::min({seq->n_pending(), budget, tokens_that_fit(*seq)})) <= 0) {
+            Sequence* victim = running_.back();
+            preempt(*victim, out, budget);
+            if (victim == seq) {
+                scheduled = false;
+                break;
+            }
+        }
+        if (!scheduled) break;
+        reserve(*seq, n);
+        out.push_back({seq, n});
+        budget -= n;
+    }
+    // New sequences, first come first served; none in a step that had to preempt.
+    if (stats_.preemptions != preemptions_before) return;
+    while (budget > 0 && !waiting_.empty() && n_running() < max_running_) {
+        if (!admit(*waiting_.front(), out, budget)) break;
+        waiting_.pop_front();
     }
 }
 

@@ -1,6 +1,12 @@
-// Chooses what each engine step computes: every running decode first (one token each),
-// then prefill chunks of waiting prompts, first come first served, within the step's
-// token budget and the free KV blocks.
+// Chooses what each engine step computes (continuous batching):
+//   1. every running decode (one token each), in admission order;
+//   2. the next prefill chunks of running sequences whose prompt is not done yet;
+//   3. new sequences from the waiting queue, first come first served, while fewer than
+//      max_running run; a prompt whose first blocks are in the prefix cache skips them.
+// All within the step's token budget and the free KV blocks. When a running sequence needs
+// a block and none is free, the most recently admitted running sequence is preempted: its
+// blocks are released (full ones stay in the prefix cache), its tokens are kept, and it
+// goes back to the front of the waiting queue, to be recomputed when admitted again.
 #pragma once
 
 #include <cstdint>
@@ -19,22 +25,52 @@ struct ScheduledChunk {
 
 class Scheduler {
   public:
-    Scheduler(BlockPool& blocks, int64_t block_size, int64_t max_batch_tokens)
-        : blocks_(blocks), block_size_(block_size), max_batch_tokens_(max_batch_tokens) {}
+    Scheduler(BlockPool& blocks, int64_t block_size, int64_t max_batch_tokens, int64_t max_running);
 
-    // Picks chunks from `active` (in admission order) and grows their block tables to fit.
-    // A sequence that needs a block when none is free is left out of this step.
-    void schedule(const std::vector<Sequence*>& active, std::vector<ScheduledChunk>& out);
+    // Queues a sequence (new, or a finished one given more tokens) at the end of the
+    // waiting queue.
+    void add(Sequence& seq);
+    // Takes a sequence out of the queues and releases its blocks (cancel, or forget).
+    void remove(Sequence& seq);
+    // A running sequence finished: it leaves the running set; its blocks are released
+    // unless kept (then they stay with it, e.g. for the next chat turn).
+    void finish(Sequence& seq, bool keep_blocks);
+
+    // Picks this step's chunks and grows their block tables to fit.
+    void schedule(std::vector<ScheduledChunk>& out);
+    // After the forward pass advanced seq.n_computed: offers its newly full blocks to the
+    // prefix cache.
+    void publish_full_blocks(Sequence& seq);
 
     // Returns all of a sequence's blocks to the pool.
     void release(Sequence& seq);
 
+    int64_t n_running() const { return static_cast<int64_t>(running_.size()); }
+    int64_t n_waiting() const { return static_cast<int64_t>(waiting_.size()); }
+    bool idle() const { return running_.empty() && waiting_.empty(); }
+
+    struct Stats {
+        int64_t preemptions = 0;
+        int64_t prefix_queries = 0;  // prompt tokens looked up in the prefix cache
+        int64_t prefix_hits = 0;     // of those, tokens found (their prefill skipped)
+    };
+    const Stats& stats() const { return stats_; }
+
   private:
     bool reserve(Sequence& seq, int64_t n_tokens);
+    int64_t tokens_that_fit(const Sequence& seq) const;
+    uint64_t block_hash(Sequence& seq, size_t block);
+    int64_t take_cached_prefix(Sequence& seq);
+    void preempt(Sequence& seq, std::vector<ScheduledChunk>& out, int64_t& budget);
+    bool admit(Sequence& seq, std::vector<ScheduledChunk>& out, int64_t& budget);
 
     BlockPool& blocks_;
     int64_t block_size_;
     int64_t max_batch_tokens_;
+    int64_t max_running_;
+    std::vector<Sequence*> running_;  // admission order
+    std::deque<Sequence*> waiting_;
+    Stats stats_;
 };
 
 }  // namespace kite

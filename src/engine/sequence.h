@@ -1,5 +1,5 @@
 // One request's life in the engine: its tokens, how many of them the KV cache holds, the
-// KV blocks it owns, and why it stopped.
+// KV blocks it holds, and why it stopped.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +25,10 @@ struct Sequence {
     int64_t n_computed = 0;       // tokens whose keys/values are in the cache
     int64_t n_generated = 0;      // tokens sampled for the current turn
     std::vector<int32_t> block_table;
+    // Prefix caching: hashes of the first full blocks of `tokens` (computed as needed), and
+    // how many blocks of block_table have been offered to the cache.
+    std::vector<uint64_t> block_hashes;
+    int64_t n_published = 0;
     FinishReason finish = FinishReason::None;
 
     bool finished() const { return finish != FinishReason::None; }

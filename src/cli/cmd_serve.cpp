@@ -1,0 +1,130 @@
+// `kite serve`: the OpenAI-compatible HTTP server. One engine thread runs the step loop
+// (server/engine_worker.h); HTTP handler threads parse requests and stream the tokens back
+// (server/http_server.h). SIGINT/SIGTERM stop it cleanly.
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/engine_options.h"
+#include "core/error.h"
+#include "server/engine_worker.h"
+#include "server/http_server.h"
+#include "server/metrics.h"
+#include "tokenizer/chat_template.h"
+
+namespace kite::cli {
+
+namespace {
+
+struct ServeOptions {
+    EngineOptions engine;
+    std::string host = "127.0.0.1";
+    int port = 8080;
+    int64_t max_seqs = 16;
+    std::string api_key;
+    std::string model_name;
+    bool no_prefix_caching = false;
+};
+
+// Without --kv-mem: room for max_seqs full contexts, but at most 1 GiB.
+constexpr size_t kDefaultKvCap = size_t{1} << 30;
+
+void serve(const ServeOptions& o) {
+    // Signals go to one thread that stops the server; every other thread (the engine's
+    // thread pool included, so before it starts) blocks them.
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+
+    LoadedModel m = load_model(o.engine.model);
+    EngineConfig config = o.engine.engine_config(o.max_seqs);
+    config.prefix_caching = !o.no_prefix_caching;
+    if (config.kv_bytes == 0) {
+        const KvCacheShape shape = m.model->kv_shape();
+        const int64_t ctx =
+            config.context_length > 0 ? config.context_length : m.model->config().n_ctx_train;
+        const size_t per_token =
+            KvCache::element_bytes(config.kv_type) * 2 *
+            static_cast<size_t>(shape.n_layers * shape.n_kv_heads * shape.head_dim);
+        config.kv_bytes =
+            std::min(per_token * static_cast<size_t>(ctx * o.max_seqs), kDefaultKvCap);
+    }
+    Engine engine(*m.model, *m.tokenizer, config);
+
+    std::unique_ptr<ChatTemplate> chat_template;
+    try {
+        chat_template = std::make_unique<ChatTemplate>(ChatTemplate::from_gguf(m.model->file()));
+    } catch (const Error& e) {
+        fmt::print(stderr, "kite serve: no chat endpoint: {}\n", e.what());
+    }
+    server::ServedModel served;
+    served.id = o.model_name.empty()
+                    ? std::filesystem::path(resolve_model_path(o.engine.model)).stem().string()
+                    : o.model_name;
+    served.tokenizer = m.tokenizer.get();
+    served.chat_template = chat_template.get();
+    served.context_length = engine.context_length();
+
+    server::Metrics metrics;
+    server::EngineWorker worker(engine, metrics);
+    server::ServerOptions options;
+    options.api_key = o.api_key;
+    options.http_threads = static_cast<size_t>(std::max<int64_t>(64, 2 * o.max_seqs + 16));
+    server::HttpServer http(engine, worker, metrics, served, options);
+    const int port = http.bind(o.host, o.port);
+    if (port < 0) fail("cannot listen on {}:{} (in use, or not a local address?)", o.host, o.port);
+
+    std::thread waiter([&] {
+        int sig = 0;
+        sigwait(&signals, &sig);
+        worker.stop();  // running requests end with 503 at once
+        http.stop();
+    });
+    fmt::print(stderr,
+               "kite serve: model '{}', {} threads, context {}, KV cache {} tokens ({:.0f} MiB), "
+               "max {} sequences, prefix caching {}\n",
+               served.id, engine.threads(), engine.context_length(), engine.kv_capacity_tokens(),
+               engine.kv_cache().bytes() / 1048576.0, o.max_seqs,
+               config.prefix_caching ? "on" : "off");
+    fmt::print(stderr, "kite serve: listening on http://{}:{}\n", o.host, port);
+    std::fflush(stderr);
+    http.serve();
+    // serve() returns after stop(): from the signal thread, or on a listen failure.
+    pthread_kill(waiter.native_handle(), SIGTERM);
+    waiter.join();
+    worker.stop();
+    fmt::print(stderr, "kite serve: stopped\n");
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+    auto* cmd = app.add_subcommand("serve", "Serve the model over an OpenAI-compatible HTTP API");
+    auto o = std::make_shared<ServeOptions>();
+    o->engine.add_to(*cmd);
+    cmd->add_option("--host", o->host, "Address to listen on")->capture_default_str();
+    cmd->add_option("--port", o->port, "Port (0: any free port)")
+        ->check(CLI::Range(0, 65535))
+        ->capture_default_str();
+    cmd->add_option("--max-seqs", o->max_seqs, "Sequences running at once (more wait)")
+        ->check(CLI::Range(int64_t{1}, int64_t{1024}))
+        ->capture_default_str();
+    cmd->add_option("--api-key", o->api_key, "Require 'Authorization: Bearer KEY' on /v1");
+    cmd->add_option("--model-name", o->model_name,
+                    "Model id clients use (default: the file name without .gguf)");
+    cmd->add_flag("--no-prefix-caching", o->no_prefix_caching,
+                  "Do not reuse the KV blocks of equal prompt prefixes");
+    cmd->callback([o] { serve(*o); });
+}
+
+}  // namespace kite::cli

@@ -1,0 +1,202 @@
+#include "server/engine_worker.h"
+
+#include <exception>
+
+#include "core/error.h"
+
+namespace kite::server {
+
+RequestStream::Wait RequestStream::wait(std::vector<ChoiceEvent>& out,
+                                        std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    cv_.wait_for(lock, timeout, [&] { return !events_.empty() || closed_; });
+    if (events_.empty()) return closed_ ? Wait::Done : Wait::Timeout;
+    for (ChoiceEvent& ev : events_) out.push_back(std::move(ev));
+    events_.clear();
+    return Wait::Events;
+}
+
+std::optional<ApiError> RequestStream::error() const {
+    std::lock_guard lock(mutex_);
+    return error_;
+}
+
+void RequestStream::push(ChoiceEvent ev) {
+    {
+        std::lock_guard lock(mutex_);
+        events_.push_back(std::move(ev));
+    }
+    cv_.notify_all();
+}
+
+void RequestStream::close(std::optional<ApiError> error) {
+    {
+        std::lock_guard lock(mutex_);
+        closed_ = true;
+        if (error && !error_) error_ = std::move(error);
+    }
+    cv_.notify_all();
+}
+
+EngineWorker::EngineWorker(Engine& engine, Metrics& metrics) : engine_(engine), metrics_(metrics) {
+    publish_gauges();
+    thread_ = std::thread([this] { loop(); });
+}
+
+EngineWorker::~EngineWorker() {
+    stop();
+}
+
+std::shared_ptr<RequestStream> EngineWorker::submit(std::vector<SequenceRequest> seqs,
+                                                    int64_t prompt_tokens) {
+    auto stream = std::make_shared<RequestStream>();
+    {
+        std::lock_guard lock(mutex_);
+        if (stop_) {
+            stream->close(ApiError(503, "the server is shutting down", "", "server_error"));
+            return stream;
+        }
+        incoming_.push_back({stream, std::move(seqs), prompt_tokens, Clock::now()});
+    }
+    cv_.notify_one();
+    return stream;
+}
+
+void EngineWorker::cancel(const std::shared_ptr<RequestStream>& stream) {
+    {
+        std::lock_guard lock(mutex_);
+        cancelled_.push_back(stream);
+    }
+    cv_.notify_one();
+}
+
+void EngineWorker::stop() {
+    {
+        std::lock_guard lock(mutex_);
+        stop_ = true;
+    }
+    cv_.notify_one();
+    if (thread_.joinable()) thread_.join();
+}
+
+void EngineWorker::end_request(RequestStream* request, std::optional<ApiError> error) {
+    auto it = live_.find(request);
+    if (it == live_.end()) return;
+    for (int64_t id : it->second.seq_ids) {
+        if (seqs_.erase(id)) engine_.release(id);
+    }
+    it->second.stream->close(std::move(error));
+    live_.erase(it);
+}
+
+void EngineWorker::start(Pending& p) {
+    Live live{p.stream, {}, static_cast<int>(p.seqs.size()), p.arrival};
+    RequestStream* key = p.stream.get();
+    try {
+        for (size_t i = 0; i < p.seqs.size(); ++i) {
+            const int64_t id = engine_.submit(p.seqs[i].prompt, p.seqs[i].params);
+            live.seq_ids.push_back(id);
+            seqs_[id] = SeqInfo{key, static_cast<int>(i), p.seqs[i].params.logprobs >= 0, 0, {}};
+        }
+    } catch (const Error& e) {
+        for (int64_t id : live.seq_ids) seqs_.erase(id), engine_.release(id);
+        p.stream->close(ApiError(400, e.what()));
+        return;
+    }
+    metrics_.add_tokens(p.prompt_tokens, 0);
+    live_.emplace(key, std::move(live));
+}
+
+void EngineWorker::dispatch(const std::vector<TokenEvent>& events) {
+    const auto now = Clock::now();
+    for (const TokenEvent& ev : events) {
+        auto sit = seqs_.find(ev.seq_id);
+        if (sit == seqs_.end()) continue;
+        SeqInfo& info = sit->second;
+        Live& live = live_.at(info.request);
+        if (!live.first_token_seen) {
+            live.first_token_seen = true;
+            metrics_.observe_ttft(std::chrono::duration<double>(now - live.arrival).count());
+        }
+        if (info.tokens++ == 0) info.first_token = now;
+        ChoiceEvent ce;
+        ce.choice = info.choice;
+        ce.text = ev.text;
+        ce.finish = ev.finish;
+        if (info.logprobs) {
+            ce.has_logprob = true;
+            ce.logprob = {ev.token, ev.logprob, ev.top_logprobs};
+        }
+        live.stream->push(std::move(ce));
+        metrics_.add_tokens(0, 1);
+        if (ev.finish == FinishReason::None) continue;
+        if (info.tokens > 1)
+            metrics_.observe_tpot(std::chrono::duration<double>(now - info.first_token).count() /
+                                  static_cast<double>(info.tokens - 1));
+        RequestStream* request = info.request;
+        engine_.release(ev.seq_id);
+        seqs_.erase(sit);
+        if (--live.remaining == 0) {
+            live.stream->close();
+            live_.erase(request);
+        }
+    }
+}
+
+void EngineWorker::publish_gauges() {
+    EngineGauges g;
+    const Scheduler& s = engine_.scheduler();
+    g.running = s.n_running();
+    g.waiting = s.n_waiting();
+    g.kv_blocks_used = engine_.block_pool().n_used();
+    g.kv_blocks_cached = engine_.block_pool().n_cached_free();
+    g.kv_blocks_total = engine_.block_pool().n_blocks();
+    g.prefix_cache_queries = s.stats().prefix_queries;
+    g.prefix_cache_hits = s.stats().prefix_hits;
+    g.preemptions = s.stats().preemptions;
+    metrics_.set_engine(g);
+}
+
+void EngineWorker::loop() {
+    std::vector<Pending> incoming;
+    std::vector<std::shared_ptr<RequestStream>> cancelled;
+    for (;;) {
+        {
+            std::unique_lock lock(mutex_);
+            cv_.wait(lock, [&] {
+                return stop_ || !incoming_.empty() || !cancelled_.empty() || engine_.has_work();
+            });
+            if (stop_) break;
+            incoming.swap(incoming_);
+            cancelled.swap(cancelled_);
+        }
+        for (Pending& p : incoming) start(p);
+        incoming.clear();
+        for (const auto& stream : cancelled) end_request(stream.get(), std::nullopt);
+        cancelled.clear();
+        if (engine_.has_work()) {
+            try {
+                dispatch(engine_.step());
+            } catch (const std::exception& e) {
+                // Nothing a request can send should get here; fail what runs, keep serving.
+                std::vector<RequestStream*> all;
+                for (auto& [key, live] : live_) all.push_back(key);
+                for (RequestStream* r : all)
+                    end_request(r, ApiError(500, std::string("engine failure: ") + e.what(), "",
+                                            "server_error"));
+            }
+        }
+        publish_gauges();
+    }
+    // Shutting down: whatever still runs or waits fails.
+    std::vector<RequestStream*> all;
+    for (auto& [key, live] : live_) all.push_back(key);
+    for (RequestStream* r : all)
+        end_request(r, ApiError(503, "the server is shutting down", "", "server_error"));
+    std::lock_guard lock(mutex_);
+    for (Pending& p : incoming_)
+        p.stream->close(ApiError(503, "the server is shutting down", "", "server_error"));
+    incoming_.clear();
+}
+
+}  // namespace kite::server

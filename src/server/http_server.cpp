@@ -1,0 +1,240 @@
+#include "server/http_server.h"
+
+#include <httplib.h>
+
+#include <random>
+
+#include "core/error.h"
+#include "server/api_error.h"
+#include "server/response_format.h"
+
+namespace kite::server {
+
+using nlohmann::json;
+
+namespace {
+
+void send_json(httplib::Response& res, int status, const json& body) {
+    res.status = status;
+    res.set_content(ResponseFormatter::dump(body), "application/json");
+}
+
+void send_error(httplib::Response& res, const ApiError& e) {
+    send_json(res, e.status, e.to_json());
+}
+
+const char* status_message(int status) {
+    switch (status) {
+        case 400:
+            return "bad request";
+        case 404:
+            return "not found";
+        case 405:
+            return "method not allowed";
+        case 413:
+            return "the request body is too large";
+        case 414:
+            return "the request URI is too long";
+        default:
+            return status >= 500 ? "internal server error" : "request failed";
+    }
+}
+
+// What the streaming content provider keeps between its calls.
+struct StreamState {
+    std::shared_ptr<RequestStream> stream;
+    ResponseFormatter format;
+    std::vector<bool> started;
+    bool include_usage;
+    Usage usage;
+    bool finished = false;
+};
+
+}  // namespace
+
+HttpServer::HttpServer(const Engine& engine, EngineWorker& worker, Metrics& metrics,
+                       ServedModel model, ServerOptions options)
+    : engine_(engine),
+      worker_(worker),
+      metrics_(metrics),
+      model_(std::move(model)),
+      options_(std::move(options)),
+      http_(std::make_unique<httplib::Server>()) {
+    routes();
+}
+
+HttpServer::~HttpServer() = default;
+
+int HttpServer::bind(const std::string& host, int port) {
+    if (port == 0) return http_->bind_to_any_port(host);
+    return http_->bind_to_port(host, port) ? port : -1;
+}
+
+void HttpServer::serve() {
+    http_->listen_after_bind();
+}
+
+void HttpServer::stop() {
+    http_->stop();
+}
+
+void HttpServer::routes() {
+    httplib::Server& s = *http_;
+    const size_t threads = options_.http_threads;
+    s.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    s.set_payload_max_length(options_.max_body_bytes);
+    s.set_read_timeout(30, 0);
+    s.set_write_timeout(30, 0);
+    s.set_keep_alive_max_count(1000);
+
+    s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+        if (options_.api_key.empty() || req.path.rfind("/v1/", 0) != 0)
+            return httplib::Server::HandlerResponse::Unhandled;
+        if (req.get_header_value("Authorization") == "Bearer " + options_.api_key)
+            return httplib::Server::HandlerResponse::Unhandled;
+        send_error(res, ApiError(401, "invalid or missing API key (Authorization: Bearer KEY)", "",
+                                 "authentication_error", "invalid_api_key"));
+        return httplib::Server::HandlerResponse::Handled;
+    });
+    s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+        if (!res.body.empty()) return;
+        const std::string message = res.status == 404
+                                        ? "no route for " + req.method + " " + req.path
+                                        : status_message(res.status);
+        send_json(res, res.status, error_body(res.status, message));
+    });
+    s.set_exception_handler(
+        [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+            std::string what = "unknown error";
+            try {
+                std::rethrow_exception(ep);
+            } catch (const std::exception& e) {
+                what = e.what();
+            } catch (...) {
+            }
+            send_json(res, 500, error_body(500, "internal error: " + what));
+        });
+    s.set_logger([this](const httplib::Request&, const httplib::Response& res) {
+        metrics_.count_request(res.status);
+    });
+
+    s.Get("/health", [](const httplib::Request&, httplib::Response& res) {
+        send_json(res, 200, {{"status", "ok"}});
+    });
+    s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+        res.set_content(metrics_.render(), "text/plain; version=0.0.4");
+    });
+    auto model_json = [this] {
+        return json{{"id", model_.id},
+                    {"object", "model"},
+                    {"created", 0},
+                    {"owned_by", "kite"},
+                    {"max_model_len", model_.context_length}};
+    };
+    s.Get("/v1/models", [model_json](const httplib::Request&, httplib::Response& res) {
+        send_json(res, 200, {{"object", "list"}, {"data", json::array({model_json()})}});
+    });
+    s.Get(R"(/v1/models/(.+))", [this, model_json](const httplib::Request& req,
+                                                   httplib::Response& res) {
+        if (req.matches[1] == model_.id)
+            send_json(res, 200, model_json());
+        else
+            send_error(
+                res, ApiError(404, "The model '" + std::string(req.matches[1]) + "' does not exist",
+                              "model", "invalid_request_error", "model_not_found"));
+    });
+    s.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
+        generate(req, res, false);
+    });
+    s.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
+        generate(req, res, true);
+    });
+}
+
+void HttpServer::generate(const httplib::Request& req, httplib::Response& res, bool chat) {
+    CompletionRequest r;
+    std::vector<SequenceRequest> seqs;
+    int64_t prompt_tokens = 0;
+    try {
+        r = parse_completion_request(req.body, chat, model_);
+        uint64_t seed = r.params.sampling.seed;
+        if (!r.seed_given)
+            seed = std::random_device{}() * 0x9e3779b97f4a7c15ull ^ std::random_device{}();
+        for (const auto& prompt : r.prompts) {
+            prompt_tokens += static_cast<int64_t>(prompt.size());
+            for (int j = 0; j < r.n; ++j) {
+                SequenceRequest s{prompt, r.params};
+                s.params.max_tokens = r.max_tokens_for(prompt.size(), model_.context_length);
+                s.params.sampling.seed = seed + static_cast<uint64_t>(seqs.size());
+                engine_.validate(s.prompt, s.params);
+                seqs.push_back(std::move(s));
+            }
+        }
+    } catch (const ApiError& e) {
+        return send_error(res, e);
+    } catch (const Error& e) {
+        return send_error(res, ApiError(400, e.what()));
+    }
+
+    auto stream = worker_.submit(std::move(seqs), prompt_tokens);
+    const size_t n_choices = r.prompts.size() * static_cast<size_t>(r.n);
+    ResponseFormatter format(chat, r.logprobs >= 0, model_.id, *model_.tokenizer);
+
+    if (!r.stream) {
+        std::vector<ChoiceResult> results(n_choices);
+        Usage usage{prompt_tokens, 0};
+        std::vector<ChoiceEvent> events;
+        while (stream->wait(events, std::chrono::milliseconds(1000)) != RequestStream::Wait::Done) {
+            for (ChoiceEvent& ev : events) {
+                ChoiceResult& c = results[static_cast<size_t>(ev.choice)];
+                c.text += ev.text;
+                c.finish = ev.finish;
+                if (ev.has_logprob) c.logprobs.push_back(std::move(ev.logprob));
+                usage.completion_tokens++;
+            }
+            events.clear();
+        }
+        if (auto error = stream->error()) return send_error(res, *error);
+        return send_json(res, 200, format.response(results, usage));
+    }
+
+    auto state = std::make_shared<StreamState>(
+        StreamState{stream, format, std::vector<bool>(n_choices, false), r.include_usage,
+                    Usage{prompt_tokens, 0}});
+    EngineWorker* worker = &worker_;
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [state](size_t, httplib::DataSink& sink) {
+            if (state->finished) return false;
+            std::vector<ChoiceEvent> events;
+            const RequestStream::Wait w =
+                state->stream->wait(events, std::chrono::milliseconds(1000));
+            std::string out;
+            if (w == RequestStream::Wait::Timeout) out = ": waiting\n\n";  // detects a gone client
+            for (ChoiceEvent& ev : events) {
+                state->usage.completion_tokens++;
+                std::vector<TokenLogprob> lps;
+                if (ev.has_logprob) lps.push_back(std::move(ev.logprob));
+                const bool first = !state->started[static_cast<size_t>(ev.choice)];
+                state->started[static_cast<size_t>(ev.choice)] = true;
+                out += ResponseFormatter::sse(
+                    state->format.chunk(ev.choice, ev.text, lps, ev.finish, first));
+            }
+            if (w == RequestStream::Wait::Done) {
+                if (auto error = state->stream->error())
+                    out += ResponseFormatter::sse(error->to_json());
+                else if (state->include_usage)
+                    out += ResponseFormatter::sse(state->format.usage_chunk(state->usage));
+                out += ResponseFormatter::kDone;
+                state->finished = true;
+            }
+            if (!out.empty() && !sink.write(out.data(), out.size())) return false;
+            if (state->finished) sink.done();
+            return true;
+        },
+        [state, worker](bool success) {
+            if (!success || !state->finished) worker->cancel(state->stream);
+        });
+}
+
+}  // namespace kite::server

@@ -1,0 +1,274 @@
+#include "server/request_parser.h"
+
+#include <cmath>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "server/api_error.h"
+
+namespace kite::server {
+
+using nlohmann::json;
+
+int64_t CompletionRequest::max_tokens_for(size_t prompt_tokens, int64_t context_length) const {
+    if (max_tokens) return *max_tokens;
+    if (!chat) return 16;
+    return std::max<int64_t>(1, context_length - static_cast<int64_t>(prompt_tokens));
+}
+
+namespace {
+
+// A field that is present and not null.
+const json* field(const json& body, const char* name) {
+    auto it = body.find(name);
+    return it == body.end() || it->is_null() ? nullptr : &*it;
+}
+
+double number(const json& body, const char* name, double lo, double hi, double fallback) {
+    const json* v = field(body, name);
+    if (!v) return fallback;
+    if (!v->is_number()) bad_request(name, "'{}' must be a number", name);
+    const double x = v->get<double>();
+    if (!std::isfinite(x) || x < lo || x > hi)
+        bad_request(name, "'{}' must be between {} and {}, got {}", name, lo, hi, v->dump());
+    return x;
+}
+
+int64_t integer(const json& body, const char* name, int64_t lo, int64_t hi, int64_t fallback) {
+    const json* v = field(body, name);
+    if (!v) return fallback;
+    if (!v->is_number_integer()) bad_request(name, "'{}' must be an integer", name);
+    if (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(hi))
+        bad_request(name, "'{}' must be between {} and {}, got {}", name, lo, hi, v->dump());
+    const int64_t x = v->get<int64_t>();
+    if (x < lo || x > hi)
+        bad_request(name, "'{}' must be between {} and {}, got {}", name, lo, hi, x);
+    return x;
+}
+
+bool boolean(const json& body, const char* name, bool fallback) {
+    const json* v = field(body, name);
+    if (!v) return fallback;
+    if (!v->is_boolean()) bad_request(name, "'{}' must be true or false", name);
+    return v->get<bool>();
+}
+
+std::vector<std::string> stop_strings(const json& body) {
+    const json* v = field(body, "stop");
+    if (!v) return {};
+    std::vector<std::string> out;
+    if (v->is_string()) {
+        out.push_back(v->get<std::string>());
+    } else if (v->is_array()) {
+        if (v->size() > kMaxStopStrings)
+            bad_request("stop", "'stop' may hold at most {} strings", kMaxStopStrings);
+        for (const json& s : *v) {
+            if (!s.is_string()) bad_request("stop", "'stop' must be a string or strings");
+            out.push_back(s.get<std::string>());
+        }
+    } else {
+        bad_request("stop", "'stop' must be a string or an array of strings");
+    }
+    for (const std::string& s : out) {
+        if (s.empty()) bad_request("stop", "a stop string must not be empty");
+        if (s.size() > 256) bad_request("stop", "a stop string may be at most 256 bytes");
+    }
+    return out;
+}
+
+std::map<int32_t, float> logit_bias(const json& body, int32_t n_vocab) {
+    const json* v = field(body, "logit_bias");
+    if (!v) return {};
+    if (!v->is_object()) bad_request("logit_bias", "'logit_bias' must map token ids to numbers");
+    if (v->size() > 1024) bad_request("logit_bias", "'logit_bias' may hold at most 1024 tokens");
+    std::map<int32_t, float> out;
+    for (const auto& [key, bias] : v->items()) {
+        size_t end = 0;
+        long long id = -1;
+        try {
+            id = std::stoll(key, &end);
+        } catch (const std::exception&) {
+            end = 0;
+        }
+        if (end != key.size() || id < 0 || id >= n_vocab)
+            bad_request("logit_bias", "logit_bias key '{}' is not a token id (0..{})", key,
+                        n_vocab - 1);
+        if (!bias.is_number() || !std::isfinite(bias.get<double>()) ||
+            std::fabs(bias.get<double>()) > 100)
+            bad_request("logit_bias", "logit_bias values must be numbers from -100 to 100");
+        out[static_cast<int32_t>(id)] = bias.get<float>();
+    }
+    return out;
+}
+
+std::vector<int32_t> token_array(const json& a, int32_t n_vocab) {
+    std::vector<int32_t> out;
+    for (const json& t : a) {
+        if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= n_vocab)
+            bad_request("prompt", "prompt token ids must be integers from 0 to {}", n_vocab - 1);
+        out.push_back(t.get<int32_t>());
+    }
+    return out;
+}
+
+std::vector<std::vector<int32_t>> completion_prompts(const json& body, const Tokenizer& tok) {
+    const json* v = field(body, "prompt");
+    if (!v) bad_request("prompt", "'prompt' is required");
+    const auto n_vocab = static_cast<int32_t>(tok.n_vocab());
+    auto encode = [&](const json& s) { return tok.encode(s.get<std::string>(), true, true); };
+    std::vector<std::vector<int32_t>> out;
+    if (v->is_string()) {
+        out.push_back(encode(*v));
+    } else if (v->is_array() && !v->empty() && v->front().is_number()) {
+        out.push_back(token_array(*v, n_vocab));
+    } else if (v->is_array() && !v->empty()) {
+        for (const json& p : *v) {
+            if (p.is_string())
+                out.push_back(encode(p));
+            else if (p.is_array())
+                out.push_back(token_array(p, n_vocab));
+            else
+                bad_request("prompt", "'prompt' must be a string, strings, or token id arrays");
+        }
+    } else {
+        bad_request("prompt", "'prompt' must be a non-empty string or array");
+    }
+    for (const auto& p : out)
+        if (p.empty()) bad_request("prompt", "the prompt is empty");
+    return out;
+}
+
+std::string message_content(const json& m, size_t i) {
+    const std::string param = "messages[" + std::to_string(i) + "].content";
+    const json* c = field(m, "content");
+    if (!c) return "";
+    if (c->is_string()) return c->get<std::string>();
+    if (!c->is_array()) bad_request(param, "'{}' must be a string or an array of parts", param);
+    std::string text;
+    for (const json& part : *c) {
+        const json* type = part.is_object() ? field(part, "type") : nullptr;
+        const json* t = part.is_object() ? field(part, "text") : nullptr;
+        if (!type || *type != "text" || !t || !t->is_string())
+            bad_request(param, "only text content parts are supported in '{}'", param);
+        text += t->get<std::string>();
+    }
+    return text;
+}
+
+std::vector<int32_t> chat_prompt(const json& body, const ServedModel& model) {
+    if (!model.chat_template)
+        throw ApiError(400, "this model has no chat template; use /v1/completions", "messages");
+    const json* v = field(body, "messages");
+    if (!v || !v->is_array() || v->empty())
+        bad_request("messages", "'messages' must be a non-empty array");
+    std::vector<ChatMessage> messages;
+    for (size_t i = 0; i < v->size(); ++i) {
+        const json& m = (*v)[i];
+        const std::string param = "messages[" + std::to_string(i) + "]";
+        if (!m.is_object()) bad_request(param, "'{}' must be an object", param);
+        const json* role = field(m, "role");
+        if (!role || !role->is_string())
+            bad_request(param + ".role", "'{}.role' must be a string", param);
+        std::string r = role->get<std::string>();
+        if (r == "developer") r = "system";
+        if (r != "system" && r != "user" && r != "assistant")
+            bad_request(param + ".role", "unsupported role '{}' (system, user, assistant)", r);
+        messages.push_back({r, message_content(m, i)});
+    }
+    const std::string text = model.chat_template->render(messages, true);
+    return model.tokenizer->encode(text, true, true);
+}
+
+void reject_unsupported(const json& body, bool chat) {
+    if (boolean(body, "echo", false)) bad_request("echo", "'echo' is not supported");
+    if (field(body, "suffix")) bad_request("suffix", "'suffix' is not supported");
+    if (const json* t = field(body, "tools"); t && !(t->is_array() && t->empty()))
+        bad_request("tools", "tools are not supported");
+    if (field(body, "functions")) bad_request("functions", "functions are not supported");
+    if (const json* rf = field(body, "response_format")) {
+        const json* type = rf->is_object() ? field(*rf, "type") : nullptr;
+        if (!type || *type != "text")
+            bad_request("response_format", "only response_format {{\"type\": \"text\"}}");
+    }
+    (void)chat;
+}
+
+}  // namespace
+
+CompletionRequest parse_completion_request(std::string_view body_text, bool chat,
+                                           const ServedModel& model) {
+    const json body = json::parse(body_text, nullptr, false);
+    if (body.is_discarded()) bad_request("", "the request body is not valid JSON");
+    if (!body.is_object()) bad_request("", "the request body must be a JSON object");
+
+    if (const json* m = field(body, "model")) {
+        if (!m->is_string()) bad_request("model", "'model' must be a string");
+        if (m->get<std::string>() != model.id)
+            throw ApiError(404, "The model '" + m->get<std::string>() + "' does not exist", "model",
+                           "invalid_request_error", "model_not_found");
+    }
+    reject_unsupported(body, chat);
+
+    CompletionRequest r;
+    r.chat = chat;
+    const auto n_vocab = static_cast<int32_t>(model.tokenizer->n_vocab());
+    r.stream = boolean(body, "stream", false);
+    if (const json* so = field(body, "stream_options")) {
+        if (!so->is_object()) bad_request("stream_options", "'stream_options' must be an object");
+        r.include_usage = boolean(*so, "include_usage", false);
+    }
+    r.n = static_cast<int>(integer(body, "n", 1, kMaxChoices, 1));
+    if (const json* b = field(body, "best_of"); b && *b != r.n)
+        bad_request("best_of", "'best_of' must equal 'n' (no server-side best-of)");
+
+    const char* max_name =
+        chat && field(body, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+    if (field(body, max_name)) r.max_tokens = integer(body, max_name, 1, model.context_length, 16);
+
+    GenerationParams& p = r.params;
+    SamplingParams& s = p.sampling;
+    s.temperature = static_cast<float>(number(body, "temperature", 0, 2, 1));
+    s.top_p = static_cast<float>(number(body, "top_p", 0, 1, 1));
+    if (s.top_p <= 0) bad_request("top_p", "'top_p' must be greater than 0");
+    s.top_k = static_cast<int32_t>(integer(body, "top_k", -1, n_vocab, 0));
+    if (s.top_k < 0) s.top_k = 0;  // -1 means off, as in vLLM
+    s.min_p = static_cast<float>(number(body, "min_p", 0, 1, 0));
+    s.presence_penalty = static_cast<float>(number(body, "presence_penalty", -2, 2, 0));
+    s.frequency_penalty = static_cast<float>(number(body, "frequency_penalty", -2, 2, 0));
+    s.repetition_penalty = static_cast<float>(number(body, "repetition_penalty", 0.01, 10, 1));
+    s.logit_bias = logit_bias(body, n_vocab);
+    if (field(body, "seed")) {
+        r.seed_given = true;
+        s.seed = static_cast<uint64_t>(integer(body, "seed", std::numeric_limits<int64_t>::min(),
+                                               std::numeric_limits<int64_t>::max(), 0));
+    }
+    p.stop = stop_strings(body);
+    p.ignore_eos = boolean(body, "ignore_eos", false);
+
+    if (chat) {
+        if (boolean(body, "logprobs", false))
+            r.logprobs = static_cast<int32_t>(integer(body, "top_logprobs", 0, kMaxTopLogprobs, 0));
+        else if (field(body, "top_logprobs"))
+            bad_request("top_logprobs", "'top_logprobs' needs 'logprobs': true");
+        r.prompts.push_back(chat_prompt(body, model));
+    } else {
+        r.logprobs = static_cast<int32_t>(integer(body, "logprobs", 0, kMaxTopLogprobs, -1));
+        r.prompts = completion_prompts(body, *model.tokenizer);
+    }
+    p.logprobs = r.logprobs;
+    if (r.prompts.size() * static_cast<size_t>(r.n) > kMaxChoices)
+        bad_request("n", "at most {} choices per request (prompts times n)", kMaxChoices);
+    for (const auto& prompt : r.prompts) {
+        const auto len = static_cast<int64_t>(prompt.size());
+        const int64_t max_tokens = r.max_tokens_for(prompt.size(), model.context_length);
+        if (len + max_tokens > model.context_length)
+            bad_request(r.max_tokens ? max_name : (chat ? "messages" : "prompt"),
+                        "This model's maximum context length is {} tokens. However, you "
+                        "requested {} tokens ({} in the prompt, {} for the completion).",
+                        model.context_length, len + max_tokens, len, max_tokens);
+    }
+    return r;
+}
+
+}  // namespace kite::server

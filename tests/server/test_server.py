@@ -1,0 +1,375 @@
+"""kite serve against the official openai client: a real server on 127.0.0.1 with a free port,
+started and stopped by these tests. Loopback only; every wait is bounded."""
+
+import concurrent.futures
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+KITE = os.environ.get("KITE_BIN", str(ROOT / "build" / "bin" / "kite"))
+MODEL = os.environ.get("KITE_MODEL", str(ROOT / "models" / "default.gguf"))
+STARTUP_TIMEOUT = 60
+REQUEST_TIMEOUT = 120
+
+
+class Server:
+    def __init__(self, *args):
+        cmd = [KITE, "serve", "-m", MODEL, "--host", "127.0.0.1", "--port", "0", "-t", "2",
+               "-c", "2048", "--kv-mem", "128M", *args]
+        self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        self.port = None
+        self.log = []
+        while self.port is None:
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                self.stop()
+                raise RuntimeError("kite serve did not start: " + "".join(self.log))
+            line = self.proc.stderr.readline()
+            self.log.append(line)
+            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
+            if m:
+                self.port = int(m.group(1))
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.http = httpx.Client(base_url=self.url, timeout=REQUEST_TIMEOUT)
+
+    def client(self, api_key="unused"):
+        return openai.OpenAI(base_url=self.url + "/v1", api_key=api_key, max_retries=0,
+                             timeout=REQUEST_TIMEOUT)
+
+    def metrics(self):
+        out = {}
+        for line in self.http.get("/metrics").text.splitlines():
+            if line and not line.startswith("#"):
+                name, value = line.rsplit(" ", 1)
+                out[name] = float(value)
+        return out
+
+    def wait_idle(self, timeout=30):
+        """The engine's gauges once nothing runs or holds KV blocks (bounded wait)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            m = self.metrics()
+            idle = m["kite_kv_blocks_used"] == 0 and m["kite_num_requests_running"] == 0
+            if idle or time.monotonic() > deadline:
+                return m
+            time.sleep(0.1)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = Server("--max-seqs", "32")
+    yield s
+    s.stop()
+    assert s.proc.returncode == 0, "kite serve did not exit cleanly"
+
+
+@pytest.fixture(scope="module")
+def model_id(server):
+    return server.client().models.list().data[0].id
+
+
+def greedy(client, model, prompt, n_tokens=16, **kw):
+    r = client.completions.create(model=model, prompt=prompt, max_tokens=n_tokens,
+                                  temperature=0, extra_body={"ignore_eos": True}, **kw)
+    return r.choices[0].text
+
+
+def test_health_and_models(server, model_id):
+    assert server.http.get("/health").json() == {"status": "ok"}
+    assert model_id == "default"
+    assert server.client().models.retrieve(model_id).id == model_id
+
+
+def test_completion_and_usage(server, model_id):
+    r = server.client().completions.create(model=model_id, prompt="The capital of France is",
+                                           max_tokens=8, temperature=0)
+    assert "Paris" in r.choices[0].text
+    assert r.choices[0].finish_reason == "length"
+    assert r.usage.completion_tokens == 8
+    assert r.usage.prompt_tokens > 3
+    assert r.usage.total_tokens == r.usage.prompt_tokens + 8
+
+
+def test_streaming_gives_the_same_text(server, model_id):
+    c = server.client()
+    whole = greedy(c, model_id, "Once upon a time", 20)
+    stream = c.completions.create(model=model_id, prompt="Once upon a time", max_tokens=20,
+                                  temperature=0, stream=True, extra_body={"ignore_eos": True},
+                                  stream_options={"include_usage": True})
+    chunks = list(stream)
+    text = "".join(ch.choices[0].text for ch in chunks if ch.choices)
+    assert text == whole
+    assert [ch.choices[0].finish_reason for ch in chunks if ch.choices][-1] == "length"
+    assert chunks[-1].usage.completion_tokens == 20
+
+
+def test_chat_streamed_and_not(server, model_id):
+    c = server.client()
+    messages = [{"role": "user", "content": "What is the capital of France?"}]
+    r = c.chat.completions.create(model=model_id, messages=messages, max_tokens=24,
+                                  temperature=0)
+    assert r.choices[0].message.role == "assistant"
+    assert r.choices[0].finish_reason in ("stop", "length")
+    chunks = list(c.chat.completions.create(model=model_id, messages=messages, max_tokens=24,
+                                            temperature=0, stream=True))
+    assert chunks[0].choices[0].delta.role == "assistant"
+    assert "".join(ch.choices[0].delta.content or "" for ch in chunks) == r.choices[0].message.content
+    assert chunks[-1].choices[0].finish_reason == r.choices[0].finish_reason
+    # Parts-style content gives the same prompt.
+    parts = [{"role": "user", "content": [{"type": "text", "text": "What is the capital "},
+                                          {"type": "text", "text": "of France?"}]}]
+    r2 = c.chat.completions.create(model=model_id, messages=parts, max_tokens=24, temperature=0)
+    assert r2.choices[0].message.content == r.choices[0].message.content
+
+
+def test_stop_strings(server, model_id):
+    c = server.client()
+    r = c.completions.create(model=model_id, prompt="1, 2, 3, 4,", max_tokens=30, temperature=0,
+                             stop=[" 7", "never"])
+    assert r.choices[0].text == " 5, 6,"
+    assert r.choices[0].finish_reason == "stop"
+    r = c.completions.create(model=model_id, prompt="1, 2, 3, 4,", max_tokens=30, temperature=0,
+                             stop=" 6", stream=False)
+    assert r.choices[0].text == " 5,"
+    chunks = list(c.completions.create(model=model_id, prompt="1, 2, 3, 4,", max_tokens=30,
+                                       temperature=0, stop=" 7", stream=True))
+    assert "".join(ch.choices[0].text for ch in chunks) == " 5, 6,"
+    assert chunks[-1].choices[0].finish_reason == "stop"
+
+
+def test_seed_reproducibility(server, model_id):
+    c = server.client()
+
+    def sample(seed):
+        return c.completions.create(model=model_id, prompt="My favourite animal is the",
+                                    max_tokens=16, temperature=1.0, seed=seed).choices[0].text
+
+    a = sample(1234)
+    assert sample(1234) == a
+    assert any(sample(s) != a for s in (1, 2, 3))
+    # n choices: different draws, each reproducible.
+    r1 = c.completions.create(model=model_id, prompt="My favourite animal is the", max_tokens=8,
+                              temperature=1.0, seed=7, n=3)
+    r2 = c.completions.create(model=model_id, prompt="My favourite animal is the", max_tokens=8,
+                              temperature=1.0, seed=7, n=3)
+    assert [ch.index for ch in r1.choices] == [0, 1, 2]
+    assert [ch.text for ch in r1.choices] == [ch.text for ch in r2.choices]
+    assert r1.usage.completion_tokens == 24
+
+
+def test_logprobs(server, model_id):
+    c = server.client()
+    r = c.completions.create(model=model_id, prompt="The capital of France is", max_tokens=5,
+                             temperature=0, logprobs=3)
+    lp = r.choices[0].logprobs
+    assert len(lp.tokens) == len(lp.token_logprobs) == len(lp.top_logprobs) == 5
+    for token, logprob, top in zip(lp.tokens, lp.token_logprobs, lp.top_logprobs):
+        assert logprob <= 0
+        assert len(top) <= 3
+        assert max(top.values()) == pytest.approx(logprob)  # greedy: the most likely token
+    r = c.chat.completions.create(model=model_id, max_tokens=4, temperature=0, logprobs=True,
+                                  top_logprobs=2,
+                                  messages=[{"role": "user", "content": "Say hi"}])
+    content = r.choices[0].logprobs.content
+    assert len(content) == 4
+    for item in content:
+        assert len(item.top_logprobs) == 2
+        assert item.top_logprobs[0].token == item.token
+        assert item.top_logprobs[0].logprob >= item.top_logprobs[1].logprob
+        assert bytes(item.bytes).decode("utf-8", "replace") is not None
+    chunks = list(c.chat.completions.create(model=model_id, max_tokens=4, temperature=0,
+                                            logprobs=True, stream=True,
+                                            messages=[{"role": "user", "content": "Say hi"}]))
+    streamed = [t for ch in chunks if ch.choices[0].logprobs for t in ch.choices[0].logprobs.content]
+    assert [t.token for t in streamed] == [t.token for t in content]
+
+
+def test_sampling_parameters_are_accepted(server, model_id):
+    c = server.client()
+    r = c.completions.create(model=model_id, prompt="Hello", max_tokens=8, temperature=0.7,
+                             top_p=0.9, presence_penalty=0.5, frequency_penalty=0.5, seed=3,
+                             logit_bias={"28": -100},
+                             extra_body={"top_k": 20, "min_p": 0.05, "repetition_penalty": 1.1})
+    assert r.usage.completion_tokens >= 1
+    # A bias of +100 on one token makes greedy pick it every time.
+    token = 330
+    r = c.completions.create(model=model_id, prompt="Hello", max_tokens=4, temperature=0,
+                             logit_bias={str(token): 100}, logprobs=0)
+    assert r.choices[0].logprobs.tokens[0] == r.choices[0].logprobs.tokens[-1]
+
+
+PROMPTS = [f"{subject} {verb}" for subject in
+           ("The cat", "My grandmother", "A small robot", "The old lighthouse", "Every winter the river",
+            "In 1492, Columbus", "The recipe for bread", "Quantum computers")
+           for verb in ("is", "was known for", "always", "could not")]
+
+
+def test_concurrent_streams_match_solo_runs(server, model_id):
+    c = server.client()
+    n_tokens = 12
+    solo = [greedy(c, model_id, p, n_tokens) for p in PROMPTS]
+
+    def streamed(prompt):
+        s = c.completions.create(model=model_id, prompt=prompt, max_tokens=n_tokens, temperature=0,
+                                 stream=True, extra_body={"ignore_eos": True})
+        return "".join(ch.choices[0].text for ch in s)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(PROMPTS)) as pool:
+        together = list(pool.map(streamed, PROMPTS, timeout=300))
+    assert len(PROMPTS) == 32
+    for prompt, a, b in zip(PROMPTS, solo, together):
+        assert a == b, prompt
+    m = server.wait_idle()
+    assert m["kite_kv_blocks_used"] == 0
+    assert m["kite_num_requests_waiting"] == 0
+
+
+BAD_REQUESTS = [
+    ("/v1/completions", b"{not json", 400),
+    ("/v1/completions", b"[1, 2, 3]", 400),
+    ("/v1/completions", b'"just a string"', 400),
+    ("/v1/completions", b"", 400),
+    ("/v1/completions", b'{"prompt": "hi", "max_tokens": "ten"}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "temperature": "hot"}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "stream": "yes"}', 400),
+    ("/v1/completions", b'{"prompt": 42}', 400),
+    ("/v1/completions", b'{"prompt": []}', 400),
+    ("/v1/completions", b'{"prompt": [1, 2, -5]}', 400),
+    ("/v1/completions", b'{"prompt": [1, 2, 99999999]}', 400),
+    ("/v1/completions", b'{"max_tokens": 4}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "model": "gpt-4"}', 404),
+    ("/v1/completions", b'{"prompt": "hi", "model": 7}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "temperature": 2.5}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "temperature": -1}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "top_p": 0}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "top_p": 1.5}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "max_tokens": 0}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "max_tokens": 100000000000000000000}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "max_tokens": 2048}', 400),  # beyond the context
+    ("/v1/completions", b'{"prompt": "hi", "n": 0}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "n": 1000}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "logprobs": 50}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "presence_penalty": 3}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "frequency_penalty": -2.5}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "stop": ""}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "stop": [1]}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "stop": ["a","b","c","d","e","f","g","h","i"]}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "logit_bias": {"x": 1}}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "logit_bias": {"5": 1000}}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "logit_bias": {"999999": 1}}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "logit_bias": []}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "seed": "x"}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "seed": 1.5}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "echo": true}', 400),
+    ("/v1/chat/completions", b'{"messages": "hi"}', 400),
+    ("/v1/chat/completions", b'{"messages": []}', 400),
+    ("/v1/chat/completions", b'{"messages": [{"role": "wizard", "content": "hi"}]}', 400),
+    ("/v1/chat/completions", b'{"messages": [{"content": "hi"}]}', 400),
+    ("/v1/chat/completions", b'{"messages": [{"role": "user", "content": 5}]}', 400),
+    ("/v1/chat/completions", b'{"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}', 400),
+    ("/v1/chat/completions", b'{"messages": [{"role": "user", "content": "hi"}], "top_logprobs": 2}', 400),
+    ("/v1/chat/completions", b'{"messages": [{"role": "user", "content": "hi"}], "logprobs": true, "top_logprobs": 21}', 400),
+    ("/v1/chat/completions", b'{"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function"}]}', 400),
+    ("/v1/completions", b"[" * 100000 + b"]" * 100000, 400),
+    ("/v1/completions", b'{"prompt": "' + b"\xff\xfe" * 10 + b'"}', 400),
+    ("/v1/nothing", b"{}", 404),
+]
+
+
+def test_bad_requests_get_4xx_and_the_server_keeps_serving(server, model_id):
+    for path, body, status in BAD_REQUESTS:
+        r = server.http.post(path, content=body, headers={"Content-Type": "application/json"})
+        assert r.status_code == status, (path, body[:80], r.text)
+        err = r.json()["error"]
+        assert set(err) == {"message", "type", "param", "code"}
+        assert err["message"]
+    # A huge body is refused before it is read in full.
+    r = server.http.post("/v1/completions", content=b'{"prompt": "' + b"a" * (2 << 20) + b'"}',
+                         headers={"Content-Type": "application/json"})
+    assert r.status_code == 413
+    assert "error" in r.json()
+    # The openai client maps them to its exceptions.
+    c = server.client()
+    with pytest.raises(openai.NotFoundError):
+        c.completions.create(model="no-such-model", prompt="hi", max_tokens=2)
+    with pytest.raises(openai.BadRequestError) as e:
+        c.completions.create(model=model_id, prompt="hi", max_tokens=2, temperature=9)
+    assert e.value.body["param"] == "temperature"
+    assert server.http.get("/health").status_code == 200
+    assert greedy(c, model_id, "The capital of France is", 4)
+    m = server.metrics()
+    assert m['kite_requests_total{status="400"}'] >= len(BAD_REQUESTS) - 2
+    assert m['kite_requests_total{status="404"}'] >= 2
+    assert m['kite_requests_total{status="413"}'] >= 1
+
+
+def test_cancelled_stream_frees_its_blocks(server, model_id):
+    body = {"model": model_id, "prompt": "Once upon a time", "max_tokens": 1000, "stream": True,
+            "ignore_eos": True}
+    with server.http.stream("POST", "/v1/completions", json=body) as r:
+        assert r.status_code == 200
+        lines = 0
+        for line in r.iter_lines():
+            lines += bool(line.startswith("data: "))
+            if lines == 3:
+                break
+        assert server.metrics()["kite_kv_blocks_used"] > 0
+    m = server.wait_idle()
+    assert m["kite_kv_blocks_used"] == 0
+    assert m["kite_num_requests_running"] == 0
+    assert m["kite_generation_tokens_total"] < 10000
+
+
+def test_prefix_cache_hits_and_metrics(server, model_id):
+    c = server.client()
+    system = "You are a terse assistant. " * 12
+    before = server.metrics()
+    answers = [c.chat.completions.create(model=model_id, max_tokens=4, temperature=0,
+                                         messages=[{"role": "system", "content": system},
+                                                   {"role": "user", "content": q}])
+               for q in ("Hi", "Hello", "Hi")]
+    assert answers[0].choices[0].message.content == answers[2].choices[0].message.content
+    m = server.metrics()
+    assert m["kite_prefix_cache_hits_total"] - before["kite_prefix_cache_hits_total"] >= 2 * 64
+    assert m["kite_prefix_cache_queries_total"] > before["kite_prefix_cache_queries_total"]
+    assert m["kite_kv_blocks_total"] > 0
+    assert m["kite_time_to_first_token_seconds_count"] > 0
+    assert m["kite_time_per_output_token_seconds_count"] > 0
+    assert 'kite_time_to_first_token_seconds_bucket{le="+Inf"}' in m
+    assert m["kite_prompt_tokens_total"] > 0 and m["kite_generation_tokens_total"] > 0
+    text = server.http.get("/metrics").text
+    assert "# TYPE kite_time_per_output_token_seconds histogram" in text
+
+
+def test_api_key():
+    s = Server("--max-seqs", "2", "--api-key", "sekrit", "--no-prefix-caching")
+    try:
+        with pytest.raises(openai.AuthenticationError):
+            s.client("wrong").models.list()
+        r = s.http.post("/v1/completions", json={"prompt": "hi"})
+        assert r.status_code == 401 and r.json()["error"]["type"] == "authentication_error"
+        assert s.http.get("/health").status_code == 200
+        r = s.client("sekrit").completions.create(model="default", prompt="Hi", max_tokens=2)
+        assert r.usage.completion_tokens == 2
+        assert s.metrics()["kite_prefix_cache_queries_total"] == 0
+    finally:
+        s.stop()
+    assert s.proc.returncode == 0

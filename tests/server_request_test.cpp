@@ -1,0 +1,144 @@
+// kite serve's request parsing and response formatting, without HTTP: valid requests become
+// the right GenerationParams; bad ones become OpenAI-shaped errors naming the field.
+#include <gtest/gtest.h>
+
+#include "gguf/gguf_file.h"
+#include "server/api_error.h"
+#include "server/request_parser.h"
+#include "server/response_format.h"
+#include "test_paths.h"
+
+namespace kite::server {
+namespace {
+
+class ServerRequestTest : public ::testing::Test {
+  protected:
+    static void SetUpTestSuite() {
+        file_ = GgufFile::open(test::default_model_path()).release();
+        tokenizer_ = Tokenizer::from_gguf(*file_).release();
+        template_ = new ChatTemplate(ChatTemplate::from_gguf(*file_));
+    }
+    static void TearDownTestSuite() {
+        delete template_;
+        delete tokenizer_;
+        delete file_;
+    }
+    static ServedModel model() { return {"default", tokenizer_, template_, 256}; }
+
+    static ApiError error_of(const std::string& body, bool chat = false) {
+        try {
+            parse_completion_request(body, chat, model());
+        } catch (const ApiError& e) {
+            return e;
+        }
+        ADD_FAILURE() << "accepted: " << body;
+        return ApiError(0, "");
+    }
+
+    static GgufFile* file_;
+    static Tokenizer* tokenizer_;
+    static ChatTemplate* template_;
+};
+GgufFile* ServerRequestTest::file_ = nullptr;
+Tokenizer* ServerRequestTest::tokenizer_ = nullptr;
+ChatTemplate* ServerRequestTest::template_ = nullptr;
+
+TEST_F(ServerRequestTest, ParsesACompletionRequest) {
+    CompletionRequest r = parse_completion_request(
+        R"({"model": "default", "prompt": "Hello world", "max_tokens": 5, "temperature": 0.5,
+            "top_p": 0.9, "top_k": -1, "seed": 42, "stop": ["a", "b"], "n": 2,
+            "logprobs": 3, "logit_bias": {"7": -100}, "stream": true,
+            "stream_options": {"include_usage": true}, "user": "ignored"})",
+        false, model());
+    ASSERT_EQ(r.prompts.size(), 1u);
+    EXPECT_EQ(r.prompts[0], tokenizer_->encode("Hello world", true, true));
+    EXPECT_EQ(r.max_tokens_for(r.prompts[0].size(), 256), 5);
+    EXPECT_FLOAT_EQ(r.params.sampling.temperature, 0.5f);
+    EXPECT_FLOAT_EQ(r.params.sampling.top_p, 0.9f);
+    EXPECT_EQ(r.params.sampling.top_k, 0);
+    EXPECT_TRUE(r.seed_given);
+    EXPECT_EQ(r.params.sampling.seed, 42u);
+    EXPECT_EQ(r.params.stop, (std::vector<std::string>{"a", "b"}));
+    EXPECT_EQ(r.n, 2);
+    EXPECT_EQ(r.logprobs, 3);
+    EXPECT_EQ(r.params.logprobs, 3);
+    EXPECT_FLOAT_EQ(r.params.sampling.logit_bias.at(7), -100.0f);
+    EXPECT_TRUE(r.stream);
+    EXPECT_TRUE(r.include_usage);
+}
+
+TEST_F(ServerRequestTest, DefaultsFollowOpenAI) {
+    CompletionRequest r = parse_completion_request(R"({"prompt": [1, 2, 3]})", false, model());
+    EXPECT_EQ(r.prompts[0], (std::vector<int32_t>{1, 2, 3}));
+    EXPECT_EQ(r.max_tokens_for(3, 256), 16);
+    EXPECT_FLOAT_EQ(r.params.sampling.temperature, 1.0f);
+    EXPECT_EQ(r.logprobs, -1);
+    EXPECT_FALSE(r.seed_given);
+    // Chat: the rest of the context by default; logprobs only with "logprobs": true.
+    CompletionRequest c = parse_completion_request(
+        R"({"messages": [{"role": "system", "content": "Be brief."},
+                         {"role": "user", "content": "Hi"}], "logprobs": true})",
+        true, model());
+    const std::vector<ChatMessage> m{{"system", "Be brief."}, {"user", "Hi"}};
+    EXPECT_EQ(c.prompts[0], tokenizer_->encode(template_->render(m, true), true, true));
+    EXPECT_EQ(c.max_tokens_for(c.prompts[0].size(), 256),
+              256 - static_cast<int64_t>(c.prompts[0].size()));
+    EXPECT_EQ(c.logprobs, 0);
+}
+
+TEST_F(ServerRequestTest, RejectsBadRequestsNamingTheField) {
+    EXPECT_EQ(error_of("{oops").status, 400);
+    EXPECT_EQ(error_of("[]").status, 400);
+    EXPECT_EQ(error_of(R"({"prompt": "x", "model": "other"})").status, 404);
+    EXPECT_EQ(error_of(R"({"prompt": "x", "model": "other"})").code, "model_not_found");
+    EXPECT_EQ(error_of(R"({"prompt": "x", "temperature": 3})").param, "temperature");
+    EXPECT_EQ(error_of(R"({"prompt": "x", "temperature": "1"})").param, "temperature");
+    EXPECT_EQ(error_of(R"({"prompt": "x", "max_tokens": 1.5})").param, "max_tokens");
+    EXPECT_EQ(error_of(R"({"prompt": "x", "max_tokens": 300})").param, "max_tokens");
+    EXPECT_EQ(error_of(R"({"prompt": "x", "n": 17})").param, "n");
+    EXPECT_EQ(error_of(R"({"prompt": ["a", "b"], "n": 9})").param, "n");
+    EXPECT_EQ(error_of(R"({"prompt": "x", "stop": [""]})").param, "stop");
+    EXPECT_EQ(error_of(R"({"prompt": "x", "logit_bias": {"-1": 5}})").param, "logit_bias");
+    EXPECT_EQ(error_of(R"({"prompt": "x", "seed": 18446744073709551615})").param, "seed");
+    EXPECT_EQ(error_of(R"({"prompt": [[1, 2], "x", 3]})").param, "prompt");
+    EXPECT_EQ(error_of(R"({"prompt": [70000]})").param, "prompt");
+    EXPECT_EQ(error_of(R"({"prompt": "x"})", true).param, "messages");
+    EXPECT_EQ(
+        error_of(R"({"messages": [{"role": "user", "content": "x"}], "top_logprobs": 2})", true)
+            .param,
+        "top_logprobs");
+    EXPECT_EQ(error_of(R"({"messages": [{"role": "tool", "content": "x"}]})", true).param,
+              "messages[0].role");
+    const nlohmann::json j = error_of(R"({"prompt": "x", "top_p": 0})").to_json();
+    EXPECT_EQ(j["error"]["param"], "top_p");
+    EXPECT_EQ(j["error"]["type"], "invalid_request_error");
+    EXPECT_TRUE(j["error"]["code"].is_null());
+}
+
+TEST_F(ServerRequestTest, FormatsChunksAndResponses) {
+    ResponseFormatter chat(true, false, "default", *tokenizer_);
+    nlohmann::json first = chat.chunk(0, "Hi", {}, FinishReason::None, true);
+    EXPECT_EQ(first["object"], "chat.completion.chunk");
+    EXPECT_EQ(first["choices"][0]["delta"]["role"], "assistant");
+    EXPECT_EQ(first["choices"][0]["delta"]["content"], "Hi");
+    EXPECT_TRUE(first["choices"][0]["finish_reason"].is_null());
+    nlohmann::json last = chat.chunk(0, "", {}, FinishReason::EndOfText, false);
+    EXPECT_EQ(last["choices"][0]["finish_reason"], "stop");
+    EXPECT_EQ(ResponseFormatter::sse({{"a", 1}}), "data: {\"a\":1}\n\n");
+    // Text that is not valid UTF-8 (a token holding part of a character) is still JSON.
+    EXPECT_NO_THROW(ResponseFormatter::dump({{"t", std::string("\xe2\x82")}}));
+
+    ResponseFormatter text(false, true, "default", *tokenizer_);
+    std::vector<ChoiceResult> choices(1);
+    choices[0].text = " Paris";
+    choices[0].finish = FinishReason::MaxTokens;
+    choices[0].logprobs.push_back({7, -0.5f, {{7, -0.5f}, {9, -INFINITY}}});
+    nlohmann::json r = text.response(choices, {5, 1});
+    EXPECT_EQ(r["choices"][0]["finish_reason"], "length");
+    EXPECT_EQ(r["usage"]["total_tokens"], 6);
+    EXPECT_EQ(r["choices"][0]["logprobs"]["token_logprobs"][0], -0.5);
+    EXPECT_EQ(r["choices"][0]["logprobs"]["top_logprobs"][0].size(), 2u);
+}
+
+}  // namespace
+}  // namespace kite::server
