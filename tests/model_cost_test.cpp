@@ -2,6 +2,8 @@
 // another way: parameters and bytes summed over the file's tensors, attention from the config.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <memory>
 
 #include "engine/roofline.h"
@@ -127,11 +129,14 @@ TEST(Roofline, ThresholdsAndFractions) {
 TEST(Microbench, MeasuresSomethingPositive) {
     ThreadPool pool(2);
     const BandwidthResult bw = measure_read_bandwidth(pool, size_t{16} << 20, 2);
-    EXPECT_GT(bw.bytes_per_second, 1e8);
+    // Positive and finite only: timings on a loaded machine say nothing (benchmarks live in
+    // bench/).
+    EXPECT_GT(bw.bytes_per_second, 0);
+    EXPECT_TRUE(std::isfinite(bw.bytes_per_second));
     EXPECT_EQ(bw.buffer_bytes, size_t{16} << 20);
     const std::vector<ComputeResult> peaks = measure_compute_peaks(pool, 0.02);
     ASSERT_FALSE(peaks.empty());
-    for (const ComputeResult& r : peaks) EXPECT_GT(r.ops_per_second, 1e8) << r.isa;
+    for (const ComputeResult& r : peaks) EXPECT_GT(r.ops_per_second, 0) << r.isa;
     EXPECT_GT(best_of_kind(peaks, ComputeKind::Fp32Fma).ops_per_second, 0);
     EXPECT_EQ(best_of_kind(peaks, ComputeKind::Int8Dot).ops_per_second > 0,
               cpu_features().avx2 || cpu_features().avx512_vnni);

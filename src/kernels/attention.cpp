@@ -1,5 +1,7 @@
 #include "kernels/attention.h"
 
+#include "kernels/cpu_features.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -115,8 +117,7 @@ KITE_AVX512 void attend_head_avx512(const PagedKvLayer& kv, int64_t head_dim, in
 
 bool use_avx512(int64_t head_dim, int64_t block_size) {
     static const bool cpu =
-        __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+        cpu_features().avx512 && cpu_features().avx512_dq && cpu_features().f16c;
     return cpu && head_dim % 16 == 0 && block_size <= 64;
 }
 #else

@@ -11,6 +11,8 @@
 #endif
 #include <immintrin.h>
 
+#include "kernels/cpu_features.h"
+
 #include <cstring>
 
 #include "kernels/gemm.h"
@@ -253,9 +255,7 @@ struct FloatKernel {
 };
 
 bool has_avx512_vnni() {
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
-           __builtin_cpu_supports("avx512dq");
+    return cpu_features().avx512_vnni && cpu_features().avx512_dq && cpu_features().f16c;
 }
 
 }  // namespace

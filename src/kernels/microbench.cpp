@@ -37,27 +37,6 @@ void sink(uint64_t v) {
 #define KITE_AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 #define KITE_AVX_VNNI __attribute__((target("avx2,avxvnni")))
 
-CpuFeatures detect() {
-    CpuFeatures f;
-    unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
-    const bool fma = c & (1u << 12), osxsave = c & (1u << 27), avx = c & (1u << 28);
-    if (!osxsave || !avx) return f;
-    unsigned xcr0_lo, xcr0_hi;
-    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-    const bool ymm_state = (xcr0_lo & 0x6) == 0x6;    // SSE and AVX registers saved by the OS
-    const bool zmm_state = (xcr0_lo & 0xe6) == 0xe6;  // and the AVX-512 ones (opmask, zmm)
-    if (!ymm_state || !__get_cpuid_count(7, 0, &a, &b, &c, &d)) return f;
-    f.avx2 = fma && (b & (1u << 5));
-    f.avx512 = zmm_state && (b & (1u << 16)) && (b & (1u << 30)) && (b & (1u << 31));
-    f.avx512_vnni = f.avx512 && (c & (1u << 11));
-    if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) {
-        f.avx_vnni = f.avx2 && (a & (1u << 4));
-        f.avx512_bf16 = f.avx512 && (a & (1u << 5));
-    }
-    return f;
-}
-
 // Horizontal sums through memory (GCC 12's _mm512_reduce_* trip -Wuninitialized).
 KITE_AVX512 float lane_sum(__m512 v) {
     alignas(64) float lanes[16];
@@ -187,10 +166,6 @@ KITE_AVX2 void int8_avx2(int64_t iters, float seed, float* out) {
     }
     *out = static_cast<float>(_mm256_extract_epi32(_mm256_add_epi32(acc0, acc1), 0));
 }
-#else
-CpuFeatures detect() {
-    return {};
-}
 #endif
 
 uint64_t read_scalar(const uint8_t* p, size_t n) {
@@ -257,11 +232,6 @@ double time_kernel(ThreadPool& pool, KernelFn fn, int64_t iters) {
 }
 
 }  // namespace
-
-const CpuFeatures& cpu_features() {
-    static const CpuFeatures f = detect();
-    return f;
-}
 
 std::string cpu_model_name() {
     std::ifstream in("/proc/cpuinfo");

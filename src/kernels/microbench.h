@@ -9,18 +9,9 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "kernels/cpu_features.h"
 
 namespace kite {
-
-// What the CPU and the OS support (cpuid, and xgetbv for the register state).
-struct CpuFeatures {
-    bool avx2 = false;         // with FMA
-    bool avx512 = false;       // F, BW, VL
-    bool avx512_vnni = false;  // int8 dot, 512-bit
-    bool avx512_bf16 = false;  // bf16 dot, 512-bit
-    bool avx_vnni = false;     // int8 dot, 256-bit (VEX)
-};
-const CpuFeatures& cpu_features();
 
 // "model name" of /proc/cpuinfo, or "unknown CPU".
 std::string cpu_model_name();

@@ -1,5 +1,7 @@
 #include "kernels/ops.h"
 
+#include "kernels/cpu_features.h"
+
 #include <cmath>
 
 #include "quant/fp16.h"
@@ -48,7 +50,7 @@ __attribute__((target("f16c,avx"))) static void f32_to_f16_f16c(const float* src
 
 void f32_to_f16_row(const float* src, uint16_t* dst, int64_t n) {
 #if defined(__x86_64__)
-    static const bool f16c = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+    static const bool f16c = cpu_features().f16c && cpu_features().avx2;
     if (f16c) return f32_to_f16_f16c(src, dst, n);
 #endif
     for (int64_t i = 0; i < n; ++i) dst[i] = f32_to_f16(src[i]);

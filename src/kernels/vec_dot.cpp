@@ -1,5 +1,7 @@
 #include "kernels/vec_dot.h"
 
+#include "kernels/cpu_features.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -269,8 +271,7 @@ KITE_AVX2 float dot_q4_1_avx2(const void* w, const void* a, size_t n) {
 }
 
 bool has_avx2() {
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           __builtin_cpu_supports("f16c");
+    return cpu_features().avx2 && cpu_features().f16c;
 }
 #else
 bool has_avx2() {
