@@ -87,13 +87,12 @@ void HttpServer::routes() {
     s.set_write_timeout(30, 0);
     s.set_keep_alive_max_count(1000);
 
+    // Requests with a body are checked in their handler instead: the pre-routing handler runs
+    // before the body is read, and answering there would leave the body on a kept-alive
+    // connection to be parsed as the next request.
     s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-        if (options_.api_key.empty() || req.path.rfind("/v1/", 0) != 0)
+        if (req.method == "POST" || authorized(req, res))
             return httplib::Server::HandlerResponse::Unhandled;
-        if (req.get_header_value("Authorization") == "Bearer " + options_.api_key)
-            return httplib::Server::HandlerResponse::Unhandled;
-        send_error(res, ApiError(401, "invalid or missing API key (Authorization: Bearer KEY)", "",
-                                 "authentication_error", "invalid_api_key"));
         return httplib::Server::HandlerResponse::Handled;
     });
     s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
@@ -151,7 +150,16 @@ void HttpServer::routes() {
     });
 }
 
+bool HttpServer::authorized(const httplib::Request& req, httplib::Response& res) const {
+    if (options_.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return true;
+    if (req.get_header_value("Authorization") == "Bearer " + options_.api_key) return true;
+    send_error(res, ApiError(401, "invalid or missing API key (Authorization: Bearer KEY)", "",
+                             "authentication_error", "invalid_api_key"));
+    return false;
+}
+
 void HttpServer::generate(const httplib::Request& req, httplib::Response& res, bool chat) {
+    if (!authorized(req, res)) return;
     CompletionRequest r;
     std::vector<SequenceRequest> seqs;
     int64_t prompt_tokens = 0;
