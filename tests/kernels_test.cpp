@@ -8,6 +8,7 @@
 #include "kernels/attention.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
+#include "kernels/packed_gemm.h"
 #include "kernels/vec_dot.h"
 #include "quant/convert.h"
 #include "quant/fp16.h"
@@ -81,16 +82,64 @@ TEST(Matmul, ThreadedMatchesReferenceForEveryTokenCount) {
             for (int64_t r = 0; r < rows; ++r)
                 quantize_row(type, &w[r * cols], &wq[r * row_bytes(type, cols)], cols);
             WeightMatrix m{type, wq.data(), rows, cols, row_bytes(type, cols)};
-            for (int64_t T : {1, 2, 5, 16}) {
-                std::vector<float> x = random_floats(T * cols, rng), y(T * rows), yr(T * rows);
+            // The packed kernels where this CPU has them, and the dot-product path.
+            WeightMatrix packed = m;
+            const PackedBytes bytes = can_pack(type) ? pack_weights(m) : nullptr;
+            packed.packed = bytes.get();
+            for (int64_t T : {1, 2, 3, 4, 5, 9, 16}) {
+                std::vector<float> x = random_floats(T * cols, rng), y(T * rows), yp(T * rows),
+                                   yr(T * rows);
                 std::vector<uint8_t> scratch(matmul_scratch_bytes(type, cols, T));
                 matmul(m, x.data(), T, y.data(), scratch.data(), pool);
+                matmul(packed, x.data(), T, yp.data(), scratch.data(), pool);
                 matmul_reference(m, x.data(), T, yr.data(), scratch.data());
-                for (int64_t i = 0; i < T * rows; ++i)
+                for (int64_t i = 0; i < T * rows; ++i) {
                     ASSERT_NEAR(y[i], yr[i], 1e-3f)
                         << tensor_type_name(type) << " cols " << cols << " T " << T << " i " << i;
+                    ASSERT_NEAR(yp[i], yr[i], 1e-3f)
+                        << "packed " << tensor_type_name(type) << " cols " << cols << " T " << T
+                        << " i " << i;
+                }
             }
         }
+}
+
+TEST(Matmul, SharedInputMatchesSeparateProducts) {
+    // Q, K and V shapes: one prepared input, one job over all three matrices' rows.
+    std::mt19937 rng(4);
+    ThreadPool pool(2);
+    const int64_t cols = 128;
+    for (TensorType type : {TensorType::F16, TensorType::Q8_0, TensorType::Q4_1}) {
+        std::vector<std::vector<uint8_t>> data;
+        std::vector<WeightMatrix> mats;
+        std::vector<PackedBytes> packed;
+        for (int64_t rows : {96, 40, 40}) {
+            std::vector<float> w = random_floats(rows * cols, rng);
+            data.emplace_back(row_bytes(type, cols) * rows);
+            for (int64_t r = 0; r < rows; ++r)
+                quantize_row(type, &w[r * cols], &data.back()[r * row_bytes(type, cols)], cols);
+            mats.push_back({type, data.back().data(), rows, cols, row_bytes(type, cols)});
+            if (can_pack(type)) packed.push_back(pack_weights(mats.back()));
+            if (can_pack(type)) mats.back().packed = packed.back().get();
+        }
+        for (int64_t T : {1, 6}) {
+            std::vector<float> x = random_floats(T * cols, rng);
+            std::vector<uint8_t> scratch(matmul_scratch_bytes(type, cols, T));
+            std::vector<std::vector<float>> shared(3), alone(3);
+            std::vector<MatmulTarget> targets;
+            for (int i = 0; i < 3; ++i) {
+                shared[i].resize(T * mats[i].rows);
+                alone[i].resize(T * mats[i].rows);
+                targets.push_back({&mats[i], shared[i].data()});
+            }
+            matmul_shared_input(targets, x.data(), T, scratch.data(), pool);
+            for (int i = 0; i < 3; ++i) {
+                matmul(mats[i], x.data(), T, alone[i].data(), scratch.data(), pool);
+                EXPECT_EQ(shared[i], alone[i])
+                    << tensor_type_name(type) << " T " << T << " m " << i;
+            }
+        }
+    }
 }
 
 TEST(Ops, RmsNormAndSwiglu) {

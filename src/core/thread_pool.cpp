@@ -1,5 +1,6 @@
 #include "core/thread_pool.h"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <string>
@@ -40,10 +41,12 @@ ThreadPool::~ThreadPool() {
     for (std::thread& t : workers_) t.join();
 }
 
-void ThreadPool::run_share(int index) {
-    int64_t chunk = (job_n_ + n_threads_ - 1) / n_threads_;
-    int64_t begin = std::min(job_n_, chunk * index), end = std::min(job_n_, begin + chunk);
-    if (begin < end) (*job_)(begin, end, index);
+void ThreadPool::run_chunks(int index) {
+    for (;;) {
+        const int64_t begin = next_.fetch_add(chunk_, std::memory_order_relaxed);
+        if (begin >= job_n_) return;
+        (*job_)(begin, std::min(job_n_, begin + chunk_), index);
+    }
 }
 
 void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn) {
@@ -51,18 +54,22 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
         if (n > 0) fn(0, n, 0);
         return;
     }
+    // About four chunks per thread: small enough to rebalance, few enough claims.
     job_ = &fn;
     job_n_ = n;
-    pending_.store(n_threads_ - 1, std::memory_order_relaxed);
+    chunk_ = std::max<int64_t>(1, (n + 4 * n_threads_ - 1) / (4 * n_threads_));
+    next_.store(0, std::memory_order_relaxed);
+    open_.store(true);  // publishes the fields above to workers that see it open
     {
-        // The lock orders the job fields before the new generation for sleeping workers.
+        // The lock orders the new generation before a sleeping worker's re-check.
         std::lock_guard<std::mutex> lock(mutex_);
-        generation_.fetch_add(1, std::memory_order_release);
+        generation_.fetch_add(1);
     }
     wake_.notify_all();
-    run_share(0);
-    // A worker may have been descheduled (an oversubscribed machine): yield to let it run.
-    for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
+    run_chunks(0);
+    open_.store(false);
+    // A worker may have been descheduled mid-chunk (an oversubscribed machine): let it run.
+    for (int spins = 0; busy_.load() != 0; ++spins) {
         if (spins < kSpinsBeforeYield)
             cpu_relax();
         else
@@ -78,17 +85,18 @@ void ThreadPool::worker(int index) {
             cpu_relax();
             spins++;
         }
-        if (generation_.load(std::memory_order_acquire) == seen) {
+        if (generation_.load() == seen) {
             std::unique_lock<std::mutex> lock(mutex_);
             wake_.wait(lock, [&] { return generation_.load() != seen; });
         }
-        seen = generation_.load(std::memory_order_acquire);
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            if (stop_) return;
-        }
-        run_share(index);
-        pending_.fetch_sub(1, std::memory_order_release);
+        seen = generation_.load();
+        if (stop_.load()) return;
+        // Join only an open job: once the caller has closed it and seen busy_ at zero, it
+        // may return and reuse the fields. (Sequentially consistent: of "busy_ raised" and
+        // "job closed", each side sees the other's store if it came first.)
+        busy_.fetch_add(1);
+        if (open_.load()) run_chunks(index);
+        busy_.fetch_sub(1);
     }
 }
 

@@ -1,6 +1,8 @@
-// One persistent pool of worker threads. Work is split by index ranges; the calling thread
-// takes part, so a pool of n threads runs n - 1 workers. Workers spin briefly between
-// jobs (a decode step issues hundreds of small jobs) and then sleep.
+// One persistent pool of worker threads. A job is an index range cut into chunks that the
+// threads claim one at a time, so a slow or descheduled thread (a shared machine) delays
+// the job by one chunk at most: the others take the rest. The calling thread takes part, so
+// a pool of n threads runs n - 1 workers. Workers spin briefly between jobs (a decode step
+// issues hundreds of small jobs) and then sleep.
 #pragma once
 
 #include <atomic>
@@ -22,8 +24,9 @@ class ThreadPool {
 
     int size() const { return n_threads_; }
 
-    // Calls fn(begin, end, thread_index) over [0, n) split into one contiguous range per
-    // thread; returns when all are done. `fn` must not throw.
+    // Calls fn(begin, end, thread_index) on chunks covering [0, n) exactly once; returns when
+    // all are done. A thread may get several chunks or none; calls on one thread_index never
+    // overlap. `fn` must not throw.
     void parallel_for(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn);
 
     // Physical cores of this machine (falls back to the logical count).
@@ -31,18 +34,24 @@ class ThreadPool {
 
   private:
     void worker(int index);
-    void run_share(int index);
+    void run_chunks(int index);
 
     int n_threads_;
     std::vector<std::thread> workers_;
     std::mutex mutex_;
     std::condition_variable wake_;
-    std::atomic<uint64_t> generation_{0};
-    std::atomic<int> pending_{0};
-    bool stop_ = false;
-    // The current job; written before generation_ is bumped.
+    std::atomic<uint64_t> generation_{0};  // bumped for each job (and to stop)
+    std::atomic<bool> stop_{false};
+
+    // The current job. A worker joins by raising busy_ and then checking that the job is
+    // still open; the caller closes it when no chunk is left and waits for busy_ to drop to
+    // zero, so no worker can touch a job's fields after parallel_for returns.
     const std::function<void(int64_t, int64_t, int)>* job_ = nullptr;
     int64_t job_n_ = 0;
+    int64_t chunk_ = 1;
+    std::atomic<int64_t> next_{0};
+    std::atomic<bool> open_{false};
+    std::atomic<int> busy_{0};
 };
 
 }  // namespace kite

@@ -52,6 +52,7 @@ EngineConfig engine_config(const BenchOptions& o, int64_t context, int64_t n_seq
     c.max_sequences = n_seqs;
     c.kv_type = o.kv_type;
     c.max_batch_tokens = batch_tokens;
+    c.prefix_caching = false;  // every repetition must do its prefill again
     return c;
 }
 

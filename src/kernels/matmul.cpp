@@ -2,14 +2,17 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <span>
 
-#include "kernels/gemm.h"
+#include "kernels/packed_gemm.h"
 #include "kernels/vec_dot.h"
 
 namespace kite {
 
 size_t matmul_scratch_bytes(TensorType weight_type, int64_t cols, int64_t n_tokens) {
-    return activation_row_bytes(activation_format(weight_type), cols) * n_tokens;
+    const size_t row = std::max(activation_row_bytes(activation_format(weight_type), cols),
+                                packed_activation_bytes(weight_type, cols));
+    return row * n_tokens;
 }
 
 namespace {
@@ -43,29 +46,74 @@ static bool use_reference_kernels() {
     return on;
 }
 
+// Packed weights of one type and width: the activations are prepared once for all of them,
+// then every matrix's row groups, in tiles, are one job for the pool.
+static void matmul_packed(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens,
+                          uint8_t* scratch, ThreadPool& pool) {
+    const WeightMatrix& first = *targets[0].w;
+    size_t act_bytes = packed_activation_bytes(first.type, first.cols);
+    const uint8_t* act = scratch;
+    if (act_bytes == 0) {  // float weights read x as it is
+        act = reinterpret_cast<const uint8_t*>(x);
+        act_bytes = first.cols * sizeof(float);
+    } else {
+        pool.parallel_for(n_tokens, [&](int64_t begin, int64_t end, int) {
+            for (int64_t t = begin; t < end; ++t)
+                prepare_packed_activation(first.type, x + t * first.cols, scratch + t * act_bytes,
+                                          first.cols);
+        });
+    }
+    const int64_t tile = packed_tile_groups(n_tokens);
+    auto tiles_of = [&](const WeightMatrix& w) {
+        return ((w.rows + kPackRows - 1) / kPackRows + tile - 1) / tile;
+    };
+    int64_t total = 0;
+    for (const MatmulTarget& t : targets) total += tiles_of(*t.w);
+    pool.parallel_for(total, [&](int64_t begin, int64_t end, int) {
+        int64_t offset = 0;  // tiles of the matrices before this one
+        for (const MatmulTarget& t : targets) {
+            const int64_t n = tiles_of(*t.w), groups = (t.w->rows + kPackRows - 1) / kPackRows;
+            const int64_t lo = std::max(begin, offset), hi = std::min(end, offset + n);
+            if (lo < hi)
+                packed_gemm(*t.w, act, act_bytes, n_tokens, t.y, (lo - offset) * tile,
+                            std::min(groups, (hi - offset) * tile));
+            offset += n;
+        }
+    });
+}
+
+static bool same_input(std::span<const MatmulTarget> targets) {
+    for (const MatmulTarget& t : targets)
+        if (t.w->type != targets[0].w->type || t.w->cols != targets[0].w->cols || !t.w->packed)
+            return false;
+    return true;
+}
+
 void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, void* scratch,
             ThreadPool& pool) {
     if (use_reference_kernels()) return matmul_reference(w, x, n_tokens, y, scratch);
     auto* act = static_cast<uint8_t*>(scratch);
+    if (w.packed) {
+        const MatmulTarget target{&w, y};
+        return matmul_packed({&target, 1}, x, n_tokens, act, pool);
+    }
     pool.parallel_for(n_tokens, [&](int64_t begin, int64_t end, int) {
         const ActFormat format = activation_format(w.type);
         const size_t act_bytes = activation_row_bytes(format, w.cols);
         for (int64_t t = begin; t < end; ++t)
             prepare_activation(format, x + t * w.cols, act + t * act_bytes, w.cols);
     });
-    if (const GemmFn gemm = gemm_fast(w.type)) {
-        const size_t act_bytes = activation_row_bytes(activation_format(w.type), w.cols);
-        const int64_t tiles = (w.rows + kGemmRowTile - 1) / kGemmRowTile;
-        pool.parallel_for(tiles, [&](int64_t begin, int64_t end, int) {
-            gemm(w, act, act_bytes, n_tokens, y, begin * kGemmRowTile,
-                 std::min(w.rows, end * kGemmRowTile));
-        });
-        return;
-    }
     const DotFn dot = dot_fast(w.type);
     pool.parallel_for(w.rows, [&](int64_t begin, int64_t end, int) {
         multiply_rows(w, act, n_tokens, y, dot, begin, end);
     });
+}
+
+void matmul_shared_input(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens,
+                         void* scratch, ThreadPool& pool) {
+    if (!use_reference_kernels() && same_input(targets))
+        return matmul_packed(targets, x, n_tokens, static_cast<uint8_t*>(scratch), pool);
+    for (const MatmulTarget& t : targets) matmul(*t.w, x, n_tokens, t.y, scratch, pool);
 }
 
 void matmul_reference(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y,

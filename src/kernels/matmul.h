@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "core/thread_pool.h"
 #include "gguf/tensor_type.h"
@@ -16,6 +17,7 @@ struct WeightMatrix {
     int64_t rows = 0;
     int64_t cols = 0;
     size_t row_bytes = 0;
+    const uint8_t* packed = nullptr;  // the same rows repacked (packed_gemm.h), if any
 };
 
 // Scratch bytes matmul needs to prepare n_tokens activation rows of `cols` values.
@@ -26,6 +28,17 @@ size_t matmul_scratch_bytes(TensorType weight_type, int64_t cols, int64_t n_toke
 // weight byte is read once per call, whatever n_tokens is.
 void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, void* scratch,
             ThreadPool& pool);
+
+// One matrix product of several that read the same input.
+struct MatmulTarget {
+    const WeightMatrix* w;
+    float* y;
+};
+
+// matmul(*t.w, x, n_tokens, t.y, ...) for each target. When all are packed with one type and
+// width (Q, K and V; gate and up), x is prepared once and one job covers all their rows.
+void matmul_shared_input(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens,
+                         void* scratch, ThreadPool& pool);
 
 // The same product with the scalar reference dot products (tests compare the two).
 void matmul_reference(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y,

@@ -50,9 +50,8 @@ void Model::attention_block(int64_t l, const Batch& b, KvCache& kv, RunState& s,
     for (int64_t t = 0; t < T; ++t)
         rms_norm(&s.x[t * c.n_embd], w.attn_norm.data(), &s.xb[t * c.n_embd], c.n_embd,
                  static_cast<float>(c.rms_norm_eps));
-    matmul(w.wq, s.xb.data(), T, s.q.data(), s.scratch.data(), pool);
-    matmul(w.wk, s.xb.data(), T, s.k.data(), s.scratch.data(), pool);
-    matmul(w.wv, s.xb.data(), T, s.v.data(), s.scratch.data(), pool);
+    const MatmulTarget qkv[] = {{&w.wq, s.q.data()}, {&w.wk, s.k.data()}, {&w.wv, s.v.data()}};
+    matmul_shared_input(qkv, s.xb.data(), T, s.scratch.data(), pool);
 
     const float base = static_cast<float>(c.rope_freq_base);
     for (int64_t t = 0; t < T; ++t) {
@@ -79,8 +78,8 @@ void Model::feed_forward_block(int64_t l, int64_t T, RunState& s, ThreadPool& po
     for (int64_t t = 0; t < T; ++t)
         rms_norm(&s.x[t * c.n_embd], w.ffn_norm.data(), &s.xb[t * c.n_embd], c.n_embd,
                  static_cast<float>(c.rms_norm_eps));
-    matmul(w.w_gate, s.xb.data(), T, s.gate.data(), s.scratch.data(), pool);
-    matmul(w.w_up, s.xb.data(), T, s.up.data(), s.scratch.data(), pool);
+    const MatmulTarget gate_up[] = {{&w.w_gate, s.gate.data()}, {&w.w_up, s.up.data()}};
+    matmul_shared_input(gate_up, s.xb.data(), T, s.scratch.data(), pool);
     swiglu(s.gate.data(), s.up.data(), T * c.n_ff);
     matmul(w.w_down, s.gate.data(), T, s.delta.data(), s.scratch.data(), pool);
     add_in_place(s.x.data(), s.delta.data(), T * c.n_embd);

@@ -37,6 +37,19 @@ std::vector<float> vector(const GgufFile& f, const std::string& name, int64_t n)
     return out;
 }
 
+void pack(WeightMatrix& m, std::vector<PackedBytes>& owner) {
+    if (!can_pack(m.type)) return;
+    owner.push_back(pack_weights(m));
+    m.packed = owner.back().get();
+}
+
+void pack_matrices(ModelWeights& w) {
+    for (LayerWeights& l : w.layers)
+        for (WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
+            pack(*m, w.packed);
+    pack(w.output, w.packed);
+}
+
 }  // namespace
 
 ModelWeights bind_weights(const GgufFile& f, const ModelConfig& c) {
@@ -60,6 +73,7 @@ ModelWeights bind_weights(const GgufFile& f, const ModelConfig& c) {
     w.output_norm = vector(f, "output_norm.weight", c.n_embd);
     w.output = f.find_tensor("output.weight") ? matrix(f, "output.weight", c.n_embd, c.n_vocab)
                                               : w.token_embd;
+    pack_matrices(w);
     return w;
 }
 

@@ -1,4 +1,6 @@
-// The llama-family weights of a GGUF file, bound in place (no copies of matrices).
+// The llama-family weights of a GGUF file, bound in place. Where this CPU has packed matrix
+// kernels, each matrix is also repacked once at load (packed_gemm.h); the token embedding
+// keeps being read from the file.
 #pragma once
 
 #include <string>
@@ -6,6 +8,7 @@
 
 #include "gguf/gguf_file.h"
 #include "kernels/matmul.h"
+#include "kernels/packed_gemm.h"
 #include "model/model_config.h"
 
 namespace kite {
@@ -21,7 +24,8 @@ struct ModelWeights {
     WeightMatrix token_embd;  // rows are token embeddings
     std::vector<LayerWeights> layers;
     std::vector<float> output_norm;
-    WeightMatrix output;  // the LM head; token_embd when the file ties them
+    WeightMatrix output;              // the LM head; token_embd when the file ties them
+    std::vector<PackedBytes> packed;  // owns the matrices' packed copies
 };
 
 // Throws kite::Error naming the tensor for a missing tensor, a wrong shape or a type Kite
