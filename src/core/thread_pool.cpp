@@ -45,17 +45,17 @@ void ThreadPool::run_chunks(int index) {
     for (;;) {
         const int64_t begin = next_.fetch_add(chunk_, std::memory_order_relaxed);
         if (begin >= job_n_) return;
-        (*job_)(begin, std::min(job_n_, begin + chunk_), index);
+        job_.call(job_.fn, begin, std::min(job_n_, begin + chunk_), index);
     }
 }
 
-void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn) {
+void ThreadPool::run(int64_t n, ChunkFn fn) {
     if (n_threads_ == 1 || n <= 1) {
-        if (n > 0) fn(0, n, 0);
+        if (n > 0) fn.call(fn.fn, 0, n, 0);
         return;
     }
     // About four chunks per thread: small enough to rebalance, few enough claims.
-    job_ = &fn;
+    job_ = fn;
     job_n_ = n;
     chunk_ = std::max<int64_t>(1, (n + 4 * n_threads_ - 1) / (4 * n_threads_));
     next_.store(0, std::memory_order_relaxed);

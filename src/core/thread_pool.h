@@ -8,9 +8,9 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace kite {
@@ -27,12 +27,25 @@ class ThreadPool {
     // Calls fn(begin, end, thread_index) on chunks covering [0, n) exactly once; returns when
     // all are done. A thread may get several chunks or none; calls on one thread_index never
     // overlap. `fn` must not throw.
-    void parallel_for(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn);
+    template <typename Fn>
+    void parallel_for(int64_t n, Fn&& fn) {
+        run(n, ChunkFn{&fn, [](void* f, int64_t begin, int64_t end, int thread) {
+                           (*static_cast<std::remove_reference_t<Fn>*>(f))(begin, end, thread);
+                       }});
+    }
 
     // Physical cores of this machine (falls back to the logical count).
     static int default_threads();
 
   private:
+    // A borrowed callable: unlike std::function, wrapping a lambda never allocates (a decode
+    // step issues hundreds of jobs).
+    struct ChunkFn {
+        void* fn;
+        void (*call)(void* fn, int64_t begin, int64_t end, int thread);
+    };
+
+    void run(int64_t n, ChunkFn fn);
     void worker(int index);
     void run_chunks(int index);
 
@@ -46,7 +59,7 @@ class ThreadPool {
     // The current job. A worker joins by raising busy_ and then checking that the job is
     // still open; the caller closes it when no chunk is left and waits for busy_ to drop to
     // zero, so no worker can touch a job's fields after parallel_for returns.
-    const std::function<void(int64_t, int64_t, int)>* job_ = nullptr;
+    ChunkFn job_{};
     int64_t job_n_ = 0;
     int64_t chunk_ = 1;
     std::atomic<int64_t> next_{0};

@@ -95,6 +95,17 @@ void Engine::validate(const std::vector<int32_t>& prompt, const GenerationParams
                    kv_capacity_tokens());
 }
 
+// Reserves all a sequence can grow to in this turn, so decode steps do not allocate.
+static void reserve_turn(Sequence& s, int64_t max_tokens, int64_t context_length,
+                         int64_t block_size) {
+    const auto most = static_cast<size_t>(
+        std::min(static_cast<int64_t>(s.tokens.size()) + max_tokens, context_length));
+    const size_t blocks = (most + block_size - 1) / block_size;
+    s.tokens.reserve(most);
+    s.block_table.reserve(blocks);
+    s.block_hashes.reserve(blocks);
+}
+
 int64_t Engine::submit(const std::vector<int32_t>& prompt, const GenerationParams& params) {
     validate(prompt, params);
     const auto n_vocab = static_cast<int32_t>(model_.config().n_vocab);
@@ -102,6 +113,7 @@ int64_t Engine::submit(const std::vector<int32_t>& prompt, const GenerationParam
     a->seq.id = next_id_++;
     a->seq.tokens = prompt;
     a->seq.n_prompt = static_cast<int64_t>(prompt.size());
+    reserve_turn(a->seq, params.max_tokens, context_length_, config_.block_size);
     scheduler_->add(a->seq);
     const int64_t id = a->seq.id;
     sequences_.emplace(id, std::move(a));
@@ -128,6 +140,7 @@ void Engine::extend(int64_t seq_id, const std::vector<int32_t>& tokens,
     a.sampler = Sampler(params.sampling, n_vocab);
     a.decoder.reset();
     a.held.clear();
+    reserve_turn(a.seq, params.max_tokens, context_length_, config_.block_size);
     scheduler_->add(a.seq);
 }
 

@@ -9,24 +9,22 @@ uint64_t PrefixCache::chain_hash(uint64_t parent, std::span<const int32_t> token
 }
 
 PrefixCache::PrefixCache(int64_t n_blocks)
-    : hash_of_(n_blocks, 0),
+    : by_hash_(n_blocks),
+      hash_of_(n_blocks, 0),
       has_hash_(n_blocks, false),
       prev_(n_blocks + 1),
       next_(n_blocks + 1),
       parked_(n_blocks, false) {
     const auto sentinel = static_cast<int32_t>(n_blocks);
     prev_[sentinel] = next_[sentinel] = sentinel;
-    by_hash_.reserve(static_cast<size_t>(n_blocks));
 }
 
 int32_t PrefixCache::find(uint64_t hash) const {
-    auto it = by_hash_.find(hash);
-    return it == by_hash_.end() ? -1 : it->second;
+    return by_hash_.find(hash);
 }
 
 void PrefixCache::insert(uint64_t hash, int32_t block) {
-    if (has_hash_[block] || by_hash_.count(hash)) return;
-    by_hash_.emplace(hash, block);
+    if (has_hash_[block] || !by_hash_.insert(hash, block)) return;
     hash_of_[block] = hash;
     has_hash_[block] = true;
 }

@@ -6,8 +6,9 @@
 
 #include <cstdint>
 #include <span>
-#include <unordered_map>
 #include <vector>
+
+#include "kv/hash_index.h"
 
 namespace kite {
 
@@ -34,12 +35,12 @@ class PrefixCache {
     int32_t evict();
 
     int64_t n_parked() const { return n_parked_; }
-    int64_t n_cached() const { return static_cast<int64_t>(by_hash_.size()); }
+    int64_t n_cached() const { return by_hash_.size(); }
 
   private:
     void unlink(int32_t block);
 
-    std::unordered_map<uint64_t, int32_t> by_hash_;
+    HashIndex by_hash_;
     std::vector<uint64_t> hash_of_;
     std::vector<bool> has_hash_;
     // Doubly linked LRU list over block ids; index n_blocks is the sentinel.

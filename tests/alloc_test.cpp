@@ -1,22 +1,28 @@
-// Sampler::sample allocates nothing: this file replaces the global operator new of the
-// test binary with one that counts, but only on a thread that has switched counting on,
-// so every other test sees plain malloc/free.
+// Per-token work allocates nothing: Sampler::sample, and a whole engine decode step (the
+// forward pass on every pool thread, sampling, text). This file replaces the global operator
+// new of the test binary with one that counts while a test has switched counting on (on any
+// thread, so the pool's workers count too); every other test sees plain malloc/free.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <new>
 #include <random>
 #include <vector>
 
+#include "engine/engine.h"
+#include "model/model.h"
 #include "sampling/sampler.h"
+#include "test_paths.h"
+#include "tokenizer/tokenizer.h"
 
 namespace {
 
-thread_local bool t_counting = false;
-thread_local long t_allocations = 0;
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_allocations{0};
 
 void* counted_malloc(std::size_t size) noexcept {
-    if (t_counting) ++t_allocations;
+    if (g_counting.load(std::memory_order_relaxed)) g_allocations++;
     return std::malloc(size == 0 ? 1 : size);
 }
 
@@ -44,14 +50,14 @@ void operator delete(void* p, const std::nothrow_t&) noexcept {
 namespace kite {
 namespace {
 
-// Counts the heap allocations fn makes on this thread.
+// Counts the heap allocations made while fn runs.
 template <typename Fn>
 long allocations_in(Fn&& fn) {
-    t_allocations = 0;
-    t_counting = true;
+    g_allocations = 0;
+    g_counting = true;
     fn();
-    t_counting = false;
-    return t_allocations;
+    g_counting = false;
+    return g_allocations;
 }
 
 void* volatile g_sink;
@@ -100,6 +106,32 @@ TEST(SamplerAlloc, SampleAllocatesNothing) {
         });
         EXPECT_EQ(n, 0) << "config " << i;
     }
+}
+
+TEST(DecodeAlloc, EngineDecodeStepsAllocateNothingSlow) {
+    auto model = Model::load(test::default_model_path());
+    auto tokenizer = Tokenizer::from_gguf(model->file());
+    EngineConfig config;
+    config.threads = 2;
+    config.context_length = 512;
+    config.max_sequences = 2;
+    Engine engine(*model, *tokenizer, config);
+    GenerationParams params;
+    params.sampling.top_k = 40;
+    params.sampling.temperature = 0.8f;
+    params.sampling.seed = 3;
+    params.max_tokens = 200;
+    params.ignore_eos = true;
+    for (int i = 0; i < 2; ++i)
+        engine.submit(tokenizer->encode("Once upon a time, in a small village,", true, false),
+                      params);
+    for (int i = 0; i < 8; ++i) engine.step();  // prompts, first tokens
+    long tokens = 0;
+    const long n = allocations_in([&] {
+        for (int i = 0; i < 64; ++i) tokens += static_cast<long>(engine.step().size());
+    });
+    EXPECT_EQ(tokens, 128);
+    EXPECT_EQ(n, 0) << "allocations in 64 decode steps of 2 sequences";
 }
 
 }  // namespace
