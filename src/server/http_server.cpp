@@ -87,15 +87,6 @@ void HttpServer::routes() {
     s.set_write_timeout(30, 0);
     s.set_keep_alive_max_count(1000);
 
-    s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-        if (options_.api_key.empty() || req.path.rfind("/v1/", 0) != 0)
-            return httplib::Server::HandlerResponse::Unhandled;
-        if (req.get_header_value("Authorization") == "Bearer " + options_.api_key)
-            return httplib::Server::HandlerResponse::Unhandled;
-        send_error(res, ApiError(401, "invalid or missing API key (Authorization: Bearer KEY)", "",
-                                 "authentication_error", "invalid_api_key"));
-        return httplib::Server::HandlerResponse::Handled;
-    });
     s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
         if (!res.body.empty()) return;
         const std::string message = res.status == 404
@@ -131,11 +122,13 @@ void HttpServer::routes() {
                     {"owned_by", "kite"},
                     {"max_model_len", model_.context_length}};
     };
-    s.Get("/v1/models", [model_json](const httplib::Request&, httplib::Response& res) {
+    s.Get("/v1/models", [this, model_json](const httplib::Request& req, httplib::Response& res) {
+        if (!authorized(req, res)) return;
         send_json(res, 200, {{"object", "list"}, {"data", json::array({model_json()})}});
     });
     s.Get(R"(/v1/models/(.+))", [this, model_json](const httplib::Request& req,
                                                    httplib::Response& res) {
+        if (!authorized(req, res)) return;
         if (req.matches[1] == model_.id)
             send_json(res, 200, model_json());
         else
@@ -151,7 +144,19 @@ void HttpServer::routes() {
     });
 }
 
+// The /v1 routes check the API key in the handler, once the body has been read: a request
+// answered before its body is read would leave the body in a kept-alive connection.
+bool HttpServer::authorized(const httplib::Request& req, httplib::Response& res) const {
+    if (options_.api_key.empty() ||
+        req.get_header_value("Authorization") == "Bearer " + options_.api_key)
+        return true;
+    send_error(res, ApiError(401, "invalid or missing API key (Authorization: Bearer KEY)", "",
+                             "authentication_error", "invalid_api_key"));
+    return false;
+}
+
 void HttpServer::generate(const httplib::Request& req, httplib::Response& res, bool chat) {
+    if (!authorized(req, res)) return;
     CompletionRequest r;
     std::vector<SequenceRequest> seqs;
     int64_t prompt_tokens = 0;

@@ -43,6 +43,7 @@ class HttpServer {
   private:
     void routes();
     void generate(const httplib::Request& req, httplib::Response& res, bool chat);
+    bool authorized(const httplib::Request& req, httplib::Response& res) const;
 
     const Engine& engine_;
     EngineWorker& worker_;
