@@ -13,6 +13,7 @@ echo "[test] formatting (clang-format)"
 git ls-files '*.cpp' '*.h' | xargs clang-format --dry-run --Werror
 
 bash scripts/build.sh release
+bash scripts/make-variants.sh
 echo "[test] unit tests (release)"
 ctest --test-dir build --output-on-failure -j2
 bash scripts/test-server.sh

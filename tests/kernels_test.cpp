@@ -70,21 +70,27 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, DotTest,
 TEST(Matmul, ThreadedMatchesReferenceForEveryTokenCount) {
     std::mt19937 rng(9);
     ThreadPool pool(2);
-    const int64_t rows = 70, cols = 128;
-    for (TensorType type : {TensorType::F32, TensorType::Q8_0, TensorType::Q4_1}) {
-        std::vector<float> w = random_floats(rows * cols, rng);
-        std::vector<uint8_t> wq(row_bytes(type, cols) * rows);
-        for (int64_t r = 0; r < rows; ++r)
-            quantize_row(type, &w[r * cols], &wq[r * row_bytes(type, cols)], cols);
-        WeightMatrix m{type, wq.data(), rows, cols, row_bytes(type, cols)};
-        for (int64_t T : {1, 2, 5, 16}) {
-            std::vector<float> x = random_floats(T * cols, rng), y(T * rows), yr(T * rows);
-            std::vector<uint8_t> scratch(matmul_scratch_bytes(type, cols, T));
-            matmul(m, x.data(), T, y.data(), scratch.data(), pool);
-            matmul_reference(m, x.data(), T, yr.data(), scratch.data());
-            for (int64_t i = 0; i < T * rows; ++i) ASSERT_NEAR(y[i], yr[i], 1e-3f) << i;
+    // 70 rows: the last row tile is partial; 96 columns: an odd number of 32-value blocks.
+    const int64_t rows = 70;
+    for (int64_t cols : {96, 128, 200})
+        for (TensorType type : {TensorType::F32, TensorType::F16, TensorType::BF16,
+                                TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1}) {
+            if (cols % 32 != 0 && activation_format(type) != ActFormat::F32) continue;
+            std::vector<float> w = random_floats(rows * cols, rng);
+            std::vector<uint8_t> wq(row_bytes(type, cols) * rows);
+            for (int64_t r = 0; r < rows; ++r)
+                quantize_row(type, &w[r * cols], &wq[r * row_bytes(type, cols)], cols);
+            WeightMatrix m{type, wq.data(), rows, cols, row_bytes(type, cols)};
+            for (int64_t T : {1, 2, 5, 16}) {
+                std::vector<float> x = random_floats(T * cols, rng), y(T * rows), yr(T * rows);
+                std::vector<uint8_t> scratch(matmul_scratch_bytes(type, cols, T));
+                matmul(m, x.data(), T, y.data(), scratch.data(), pool);
+                matmul_reference(m, x.data(), T, yr.data(), scratch.data());
+                for (int64_t i = 0; i < T * rows; ++i)
+                    ASSERT_NEAR(y[i], yr[i], 1e-3f)
+                        << tensor_type_name(type) << " cols " << cols << " T " << T << " i " << i;
+            }
         }
-    }
 }
 
 TEST(Ops, RmsNormAndSwiglu) {

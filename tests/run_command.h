@@ -25,14 +25,16 @@ inline std::string read_text(const std::filesystem::path& p) {
     return ss.str();
 }
 
-// `args` is appended to the kite binary's path as shell words (quote them yourself).
-inline CommandResult run_kite(const std::string& args) {
+// `args` is appended to the kite binary's path as shell words (quote them yourself); stdin
+// comes from `input_path`.
+inline CommandResult run_kite(const std::string& args,
+                              const std::string& input_path = "/dev/null") {
     static int counter = 0;
     auto dir = std::filesystem::temp_directory_path();
     std::string tag = std::to_string(::getpid()) + "_" + std::to_string(counter++);
     auto out = dir / ("kite_out_" + tag), err = dir / ("kite_err_" + tag);
-    std::string cmd = std::string(KITE_KITE_BIN) + " " + args + " </dev/null >" + out.string() +
-                      " 2>" + err.string();
+    std::string cmd = std::string(KITE_KITE_BIN) + " " + args + " <" + input_path + " >" +
+                      out.string() + " 2>" + err.string();
     int status = std::system(cmd.c_str());
     CommandResult r;
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -7,7 +7,7 @@
 
 namespace kite::test {
 
-// The default model installed by scripts/setup.sh (KITE_MODEL overrides). Tests that need
+// The default model installed by scripts/install-model.sh (KITE_MODEL overrides). Tests that need
 // it fail, rather than skip, when it is missing: the README's test command installs it.
 inline std::string default_model_path() {
     if (const char* env = std::getenv("KITE_MODEL"); env && *env) return env;

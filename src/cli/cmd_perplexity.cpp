@@ -31,6 +31,8 @@ void run_perplexity(const PerplexityCliOptions& o) {
     po.n_batch = std::min(po.n_ctx, o.engine.max_batch_tokens);
     po.bos = m.tokenizer->adds_bos() ? m.tokenizer->bos() : -1;
     po.kv_type = o.engine.engine_config(1).kv_type;
+    if (static_cast<int64_t>(tokens.size()) < po.n_ctx)
+        fail("the text has {} tokens, fewer than one window of {}", tokens.size(), po.n_ctx);
     ThreadPool pool(o.engine.threads > 0 ? o.engine.threads : ThreadPool::default_threads());
     fmt::print(stderr, "{} tokens, {} windows of {}\n", tokens.size(), tokens.size() / po.n_ctx,
                po.n_ctx);

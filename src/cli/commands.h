@@ -13,6 +13,8 @@ void add_run_command(CLI::App& app);
 void add_chat_command(CLI::App& app);
 void add_perplexity_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
+void add_roofline_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 
 // The model to use: the -m flag, else $KITE_MODEL, else the default model installed by

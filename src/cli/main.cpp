@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
     kite::cli::add_chat_command(app);
     kite::cli::add_perplexity_command(app);
     kite::cli::add_quantize_command(app);
+    kite::cli::add_roofline_command(app);
+    kite::cli::add_bench_command(app);
     kite::cli::add_serve_command(app);
     // CLI11 would only say "a subcommand is required"; name the word it did not know.
     std::string known;

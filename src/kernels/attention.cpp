@@ -1,9 +1,21 @@
 #include "kernels/attention.h"
 
+#include "kernels/cpu_features.h"
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "quant/fp16.h"
+
+#if defined(__x86_64__)
+// GCC 12's AVX-512 headers trip -Wuninitialized where inlined (GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+#endif
 
 namespace kite {
 
@@ -47,6 +59,73 @@ void attend_head(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, cons
     for (int64_t i = 0; i < head_dim; ++i) out[i] = acc[i] / sum;
 }
 
+#if defined(__x86_64__)
+#define KITE_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,f16c,fma")))
+
+// Up to kMaxHeadDim / 16 vectors of 16 floats.
+constexpr int kMaxVecs = kMaxHeadDim / 16;
+
+KITE_AVX512 inline __m512 load16(const void* base, TensorType type, int64_t offset) {
+    if (type == TensorType::F16)
+        return _mm512_cvtph_ps(_mm256_loadu_si256(
+            reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(base) + offset)));
+    return _mm512_loadu_ps(static_cast<const float*>(base) + offset);
+}
+
+// The same computation as attend_head, a KV block at a time: the block's scores first, then
+// one rescale of the running sums per block instead of one per position.
+KITE_AVX512 void attend_head_avx512(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head,
+                                    const float* q, float* out, int64_t last,
+                                    const int32_t* block_table, float scale) {
+    const int n_vecs = static_cast<int>(head_dim / 16);
+    __m512 qv[kMaxVecs], acc[kMaxVecs];
+    for (int i = 0; i < n_vecs; ++i) {
+        qv[i] = _mm512_mul_ps(_mm512_loadu_ps(q + 16 * i), _mm512_set1_ps(scale));
+        acc[i] = _mm512_setzero_ps();
+    }
+    float max_score = -std::numeric_limits<float>::infinity(), sum = 0.0f;
+    float scores[64];
+    const int64_t bs = kv.block_size;
+    for (int64_t start = 0; start <= last; start += bs) {
+        const int64_t n = std::min(bs, last + 1 - start);
+        const int64_t base = int64_t{block_table[start / bs]} * bs;
+        float block_max = max_score;
+        for (int64_t j = 0; j < n; ++j) {
+            const int64_t offset = (base + j) * kv.slot_elements + kv_head * head_dim;
+            __m512 dot = _mm512_mul_ps(qv[0], load16(kv.k, kv.type, offset));
+            for (int i = 1; i < n_vecs; ++i)
+                dot = _mm512_fmadd_ps(qv[i], load16(kv.k, kv.type, offset + 16 * i), dot);
+            scores[j] = _mm512_reduce_add_ps(dot);
+            block_max = std::max(block_max, scores[j]);
+        }
+        const float correction = std::exp(max_score - block_max);
+        sum *= correction;
+        for (int i = 0; i < n_vecs; ++i) acc[i] = _mm512_mul_ps(acc[i], _mm512_set1_ps(correction));
+        max_score = block_max;
+        for (int64_t j = 0; j < n; ++j) {
+            const float w = std::exp(scores[j] - max_score);
+            sum += w;
+            const int64_t offset = (base + j) * kv.slot_elements + kv_head * head_dim;
+            const __m512 wv = _mm512_set1_ps(w);
+            for (int i = 0; i < n_vecs; ++i)
+                acc[i] = _mm512_fmadd_ps(wv, load16(kv.v, kv.type, offset + 16 * i), acc[i]);
+        }
+    }
+    const __m512 inv = _mm512_set1_ps(1.0f / sum);
+    for (int i = 0; i < n_vecs; ++i) _mm512_storeu_ps(out + 16 * i, _mm512_mul_ps(acc[i], inv));
+}
+
+bool use_avx512(int64_t head_dim, int64_t block_size) {
+    static const bool cpu =
+        cpu_features().avx512 && cpu_features().avx512_dq && cpu_features().f16c;
+    return cpu && head_dim % 16 == 0 && block_size <= 64;
+}
+#else
+bool use_avx512(int64_t, int64_t) {
+    return false;
+}
+#endif
+
 }  // namespace
 
 void paged_attention(const PagedKvLayer& kv, const AttentionShape& shape, const float* q,
@@ -54,9 +133,18 @@ void paged_attention(const PagedKvLayer& kv, const AttentionShape& shape, const 
                      const int32_t* const* block_tables, float scale, ThreadPool& pool) {
     const int64_t group = shape.n_heads / shape.n_kv_heads;
     const int64_t width = shape.n_heads * shape.head_dim;
+    const bool fast = use_avx512(shape.head_dim, kv.block_size);
     pool.parallel_for(n_tokens * shape.n_heads, [&](int64_t begin, int64_t end, int) {
         for (int64_t job = begin; job < end; ++job) {
             const int64_t t = job / shape.n_heads, h = job % shape.n_heads;
+#if defined(__x86_64__)
+            if (fast) {
+                attend_head_avx512(
+                    kv, shape.head_dim, h / group, q + t * width + h * shape.head_dim,
+                    out + t * width + h * shape.head_dim, positions[t], block_tables[t], scale);
+                continue;
+            }
+#endif
             attend_head(kv, shape.head_dim, h / group, q + t * width + h * shape.head_dim,
                         out + t * width + h * shape.head_dim, positions[t], block_tables[t], scale);
         }

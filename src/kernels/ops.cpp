@@ -1,6 +1,14 @@
 #include "kernels/ops.h"
 
+#include "kernels/cpu_features.h"
+
 #include <cmath>
+
+#include "quant/fp16.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace kite {
 
@@ -27,6 +35,25 @@ void rope(float* head, int64_t n_rot, int64_t position, float freq_base, RopeSty
 
 void swiglu(float* gate, const float* up, int64_t n) {
     for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+#if defined(__x86_64__)
+__attribute__((target("f16c,avx"))) static void f32_to_f16_f16c(const float* src, uint16_t* dst,
+                                                                int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; ++i) dst[i] = f32_to_f16(src[i]);
+}
+#endif
+
+void f32_to_f16_row(const float* src, uint16_t* dst, int64_t n) {
+#if defined(__x86_64__)
+    static const bool f16c = cpu_features().f16c && cpu_features().avx2;
+    if (f16c) return f32_to_f16_f16c(src, dst, n);
+#endif
+    for (int64_t i = 0; i < n; ++i) dst[i] = f32_to_f16(src[i]);
 }
 
 void add_in_place(float* x, const float* y, int64_t n) {

@@ -1,7 +1,11 @@
 #include "kernels/vec_dot.h"
 
+#include "kernels/cpu_features.h"
+
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "core/error.h"
 #include "quant/blocks.h"
@@ -37,13 +41,38 @@ size_t activation_row_bytes(ActFormat f, size_t n) {
     return n * sizeof(float);
 }
 
+namespace {
+
+// Activations are quantized as llama.cpp's SIMD code does at run time (not as its reference
+// weight quantizer): scale by 127 / amax and round half to even. The two differ in the last
+// bit often enough to move logits, and matching it keeps our logits next to llama.cpp's.
+template <typename Block>
+void quantize_activation(const float* x, Block* y, size_t n) {
+    for (size_t b = 0; b < n / kQK; ++b, x += kQK) {
+        float amax = 0.0f;
+        for (int j = 0; j < kQK; ++j) amax = std::max(amax, std::fabs(x[j]));
+        const float d = amax / 127.0f;
+        const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        int sum = 0;
+        for (int j = 0; j < kQK; ++j) {
+            y[b].qs[j] = static_cast<int8_t>(std::nearbyint(x[j] * id));
+            sum += y[b].qs[j];
+        }
+        y[b].d = f32_to_f16(d);
+        if constexpr (std::is_same_v<Block, BlockQ8_1>)
+            y[b].s = f32_to_f16(d * static_cast<float>(sum));
+    }
+}
+
+}  // namespace
+
 void prepare_activation(ActFormat f, const float* x, void* dst, size_t n) {
     switch (f) {
         case ActFormat::Q8_0:
-            quantize_row_q8_0(x, static_cast<BlockQ8_0*>(dst), n);
+            quantize_activation(x, static_cast<BlockQ8_0*>(dst), n);
             return;
         case ActFormat::Q8_1:
-            quantize_row_q8_1(x, static_cast<BlockQ8_1*>(dst), n);
+            quantize_activation(x, static_cast<BlockQ8_1*>(dst), n);
             return;
         case ActFormat::F32:
             std::copy(x, x + n, static_cast<float*>(dst));
@@ -242,8 +271,7 @@ KITE_AVX2 float dot_q4_1_avx2(const void* w, const void* a, size_t n) {
 }
 
 bool has_avx2() {
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           __builtin_cpu_supports("f16c");
+    return cpu_features().avx2 && cpu_features().f16c;
 }
 #else
 bool has_avx2() {

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "core/error.h"
-#include "quant/fp16.h"
+#include "kernels/ops.h"
 
 namespace kite {
 
@@ -41,8 +41,8 @@ void KvCache::write(int64_t layer, int64_t slot, const float* k, const float* v)
     if (type_ == TensorType::F16) {
         auto* kd = reinterpret_cast<uint16_t*>(keys_.data()) + index;
         auto* vd = reinterpret_cast<uint16_t*>(values_.data()) + index;
-        for (int64_t i = 0; i < slot_elements_; ++i)
-            kd[i] = f32_to_f16(k[i]), vd[i] = f32_to_f16(v[i]);
+        f32_to_f16_row(k, kd, slot_elements_);
+        f32_to_f16_row(v, vd, slot_elements_);
     } else {
         std::memcpy(reinterpret_cast<float*>(keys_.data()) + index, k, slot_elements_ * 4);
         std::memcpy(reinterpret_cast<float*>(values_.data()) + index, v, slot_elements_ * 4);

@@ -18,22 +18,6 @@ void quantize_row_q8_0(const float* x, BlockQ8_0* y, size_t n) {
     }
 }
 
-void quantize_row_q8_1(const float* x, BlockQ8_1* y, size_t n) {
-    for (size_t b = 0; b < n / kQK; ++b, x += kQK) {
-        float amax = 0.0f;
-        for (int j = 0; j < kQK; ++j) amax = std::max(amax, std::fabs(x[j]));
-        const float d = amax / 127.0f;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        int sum = 0;
-        for (int j = 0; j < kQK; ++j) {
-            y[b].qs[j] = static_cast<int8_t>(std::roundf(x[j] * id));
-            sum += y[b].qs[j];
-        }
-        y[b].d = f32_to_f16(d);
-        y[b].s = f32_to_f16(sum * d);
-    }
-}
-
 void quantize_row_q4_0(const float* x, BlockQ4_0* y, size_t n) {
     for (size_t b = 0; b < n / kQK; ++b, x += kQK) {
         // The signed value of largest magnitude maps to -8, so the scale may be negative.

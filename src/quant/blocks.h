@@ -44,7 +44,6 @@ static_assert(sizeof(BlockQ8_1) == 36);
 // the bytes of ggml's reference quantizers, so files match llama.cpp's byte for byte.
 void quantize_row_q8_0(const float* x, BlockQ8_0* y, size_t n);
 void quantize_row_q4_0(const float* x, BlockQ4_0* y, size_t n);
-void quantize_row_q8_1(const float* x, BlockQ8_1* y, size_t n);
 void quantize_row_q4_1(const float* x, BlockQ4_1* y, size_t n);
 
 void dequantize_row_q8_0(const BlockQ8_0* x, float* y, size_t n);

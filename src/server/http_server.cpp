@@ -87,6 +87,14 @@ void HttpServer::routes() {
     s.set_write_timeout(30, 0);
     s.set_keep_alive_max_count(1000);
 
+    // Requests with a body are checked in their handler instead: the pre-routing handler runs
+    // before the body is read, and answering there would leave the body on a kept-alive
+    // connection to be parsed as the next request.
+    s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+        if (req.method == "POST" || authorized(req, res))
+            return httplib::Server::HandlerResponse::Unhandled;
+        return httplib::Server::HandlerResponse::Handled;
+    });
     s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
         if (!res.body.empty()) return;
         const std::string message = res.status == 404
@@ -122,13 +130,11 @@ void HttpServer::routes() {
                     {"owned_by", "kite"},
                     {"max_model_len", model_.context_length}};
     };
-    s.Get("/v1/models", [this, model_json](const httplib::Request& req, httplib::Response& res) {
-        if (!authorized(req, res)) return;
+    s.Get("/v1/models", [model_json](const httplib::Request&, httplib::Response& res) {
         send_json(res, 200, {{"object", "list"}, {"data", json::array({model_json()})}});
     });
     s.Get(R"(/v1/models/(.+))", [this, model_json](const httplib::Request& req,
                                                    httplib::Response& res) {
-        if (!authorized(req, res)) return;
         if (req.matches[1] == model_.id)
             send_json(res, 200, model_json());
         else
@@ -144,12 +150,9 @@ void HttpServer::routes() {
     });
 }
 
-// The /v1 routes check the API key in the handler, once the body has been read: a request
-// answered before its body is read would leave the body in a kept-alive connection.
 bool HttpServer::authorized(const httplib::Request& req, httplib::Response& res) const {
-    if (options_.api_key.empty() ||
-        req.get_header_value("Authorization") == "Bearer " + options_.api_key)
-        return true;
+    if (options_.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return true;
+    if (req.get_header_value("Authorization") == "Bearer " + options_.api_key) return true;
     send_error(res, ApiError(401, "invalid or missing API key (Authorization: Bearer KEY)", "",
                              "authentication_error", "invalid_api_key"));
     return false;

@@ -42,8 +42,9 @@ class HttpServer {
 
   private:
     void routes();
-    void generate(const httplib::Request& req, httplib::Response& res, bool chat);
+    // False (and a 401 written) when an API key is set and the request lacks it.
     bool authorized(const httplib::Request& req, httplib::Response& res) const;
+    void generate(const httplib::Request& req, httplib::Response& res, bool chat);
 
     const Engine& engine_;
     EngineWorker& worker_;

@@ -1,7 +1,5 @@
 #include "tokenizer/chat_template.h"
 
-#include <regex>
-
 #include "core/error.h"
 
 namespace kite {
@@ -9,11 +7,25 @@ namespace kite {
 namespace {
 
 // A template that writes a fixed system message when the conversation has none holds it
-// as a literal: '<|im_start|>system\n...<|im_end|>'.
+// as a literal: '<|im_start|>system\n...<|im_end|>', the newline written out or as a Jinja
+// escape. Returns "" when there is no such literal.
 std::string find_default_system(std::string_view source) {
-    static const std::regex literal(R"(<\|im_start\|>system(?:\n|\\n)([^'"]*?)<\|im_end\|>)");
-    std::match_results<std::string_view::const_iterator> m;
-    if (std::regex_search(source.begin(), source.end(), m, literal)) return m[1].str();
+    constexpr std::string_view open = "<|im_start|>system", close = "<|im_end|>";
+    for (size_t at = source.find(open); at != std::string_view::npos;
+         at = source.find(open, at + 1)) {
+        std::string_view rest = source.substr(at + open.size());
+        if (rest.starts_with("\\n"))
+            rest.remove_prefix(2);
+        else if (rest.starts_with("\n"))
+            rest.remove_prefix(1);
+        else
+            continue;
+        const size_t end = rest.find(close);
+        const std::string_view text = rest.substr(0, end);
+        // A literal message, not template code that builds one.
+        if (end != std::string_view::npos && text.find_first_of("'\"{}") == std::string_view::npos)
+            return std::string(text);
+    }
     return "";
 }
 

@@ -1,0 +1,87 @@
+// `kite run`, `kite chat` and `kite perplexity` as a user runs them: output, timings line,
+// and one clear error line for bad input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "run_command.h"
+#include "test_paths.h"
+
+namespace kite {
+namespace {
+
+using test::run_kite;
+
+void expect_one_line_error(const test::CommandResult& r, int code, const std::string& needle) {
+    EXPECT_EQ(r.exit_code, code) << r.err;
+    EXPECT_EQ(test::count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+}
+
+TEST(CliRun, GeneratesGreedilyAndReportsTimings) {
+    auto r = run_kite("run -p 'The capital of France is' -n 8 --temp 0 -t 2");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("The capital of France is", 0), 0u) << r.out;
+    EXPECT_GT(r.out.size(), std::string("The capital of France is").size());
+    EXPECT_NE(r.err.find("[stopped: max tokens]"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("generated 8 tokens"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("time to first token"), std::string::npos) << r.err;
+    // Greedy is deterministic, and a fixed seed makes sampling reproducible.
+    EXPECT_EQ(run_kite("run -p 'The capital of France is' -n 8 --temp 0 -t 2").out, r.out);
+    auto s1 = run_kite("run -p 'Once upon a time' -n 16 --seed 7 -t 2");
+    auto s2 = run_kite("run -p 'Once upon a time' -n 16 --seed 7 -t 2");
+    EXPECT_EQ(s1.out, s2.out);
+}
+
+TEST(CliRun, StopsAtStopStringAndEndOfText) {
+    auto r = run_kite("run -p '1, 2, 3, 4,' -n 32 --temp 0 --stop ' 7'");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "1, 2, 3, 4, 5, 6,");
+    EXPECT_NE(r.err.find("[stopped: stop string]"), std::string::npos) << r.err;
+    auto c = run_kite("run --chat -p 'What is 2 + 2? Answer with one number.' -n 64 --temp 0");
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    EXPECT_NE(c.err.find("[stopped: end of text]"), std::string::npos) << c.err;
+}
+
+TEST(CliRun, RejectsBadInput) {
+    expect_one_line_error(run_kite("run -p ''"), 1, "prompt is empty");
+    expect_one_line_error(run_kite("run"), 1, "give a prompt");
+    expect_one_line_error(run_kite("run -p hi -n 0"), 1, "must be positive");
+    expect_one_line_error(run_kite("run -p hi --temp -1"), 1, "temperature");
+    expect_one_line_error(run_kite("run -p hi --top-p 1.5"), 1, "top_p");
+    expect_one_line_error(run_kite("run -p hi --bogus"), 2, "bogus");
+    expect_one_line_error(run_kite("run -p hi --kv-type q3"), 2, "kv-type");
+    expect_one_line_error(run_kite("run -p hi --kv-mem lots"), 1, "not a size");
+    expect_one_line_error(run_kite("run -p 'a b c d e f g h i j' -c 4"), 1, "does not leave room");
+    expect_one_line_error(run_kite("run -f /nonexistent/prompt.txt"), 1, "cannot read");
+}
+
+TEST(CliChat, AnswersEachLineFromStdin) {
+    auto dir = std::filesystem::temp_directory_path() / "kite_chat_input.txt";
+    std::ofstream(dir) << "Hello!\nWhat is the capital of France?\n";
+    auto r = run_kite("chat --temp 0 -n 24", dir.string());
+    std::filesystem::remove(dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    // One status line per turn; the second turn ran only its own new tokens.
+    EXPECT_EQ(test::count_lines(r.err), 2) << r.err;
+    EXPECT_NE(r.err.find("new prompt tokens"), std::string::npos);
+}
+
+TEST(CliPerplexity, PrintsTheEstimateAndRejectsShortText) {
+    auto r =
+        run_kite("perplexity -f /usr/share/common-licenses/GPL-3 -c 128 --max-batch-tokens 128");
+    if (r.exit_code == 0) {
+        EXPECT_NE(r.out.find("Final estimate: PPL = "), std::string::npos) << r.out;
+    } else {
+        ADD_FAILURE() << r.err;
+    }
+    auto tiny = std::filesystem::temp_directory_path() / "kite_tiny.txt";
+    std::ofstream(tiny) << "too short";
+    expect_one_line_error(run_kite("perplexity -f " + tiny.string() + " -c 128"), 1,
+                          "fewer than one window");
+    std::filesystem::remove(tiny);
+}
+
+}  // namespace
+}  // namespace kite
