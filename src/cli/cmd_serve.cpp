@@ -73,7 +73,8 @@ void serve(const ServeOptions& o) {
                     : o.model_name;
     served.tokenizer = m.tokenizer.get();
     served.chat_template = chat_template.get();
-    served.context_length = engine.context_length();
+    // The longest sequence that can run: the context, or the whole KV cache if smaller.
+    served.context_length = std::min(engine.context_length(), engine.kv_capacity_tokens());
 
     server::Metrics metrics;
     server::EngineWorker worker(engine, metrics);
