@@ -15,6 +15,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include <immintrin.h>
+
+#include "kernels/exp_avx512.h"
 #endif
 
 namespace kite {
@@ -102,11 +104,18 @@ KITE_AVX512 void attend_head_avx512(const PagedKvLayer& kv, int64_t head_dim, in
         sum *= correction;
         for (int i = 0; i < n_vecs; ++i) acc[i] = _mm512_mul_ps(acc[i], _mm512_set1_ps(correction));
         max_score = block_max;
+        __m512 block_sum = _mm512_setzero_ps();
+        for (int64_t j = 0; j < n; j += 16) {
+            const __mmask16 m = n - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - j)) - 1);
+            const __m512 w = exp16(
+                _mm512_sub_ps(_mm512_maskz_loadu_ps(m, scores + j), _mm512_set1_ps(max_score)));
+            _mm512_mask_storeu_ps(scores + j, m, w);
+            block_sum = _mm512_mask_add_ps(block_sum, m, block_sum, w);
+        }
+        sum += _mm512_reduce_add_ps(block_sum);
         for (int64_t j = 0; j < n; ++j) {
-            const float w = std::exp(scores[j] - max_score);
-            sum += w;
             const int64_t offset = (base + j) * kv.slot_elements + kv_head * head_dim;
-            const __m512 wv = _mm512_set1_ps(w);
+            const __m512 wv = _mm512_set1_ps(scores[j]);  // now exp(score - max)
             for (int i = 0; i < n_vecs; ++i)
                 acc[i] = _mm512_fmadd_ps(wv, load16(kv.v, kv.type, offset + 16 * i), acc[i]);
         }

@@ -1,9 +1,15 @@
+// GCC 12's AVX-512 headers trip -Wuninitialized where inlined (GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include "kernels/ops.h"
 
 #include "kernels/cpu_features.h"
 
 #include <cmath>
 
+#include "kernels/exp_avx512.h"
 #include "quant/fp16.h"
 
 #if defined(__x86_64__)
@@ -33,7 +39,25 @@ void rope(float* head, int64_t n_rot, int64_t position, float freq_base, RopeSty
     }
 }
 
+#if defined(__x86_64__)
+__attribute__((target("avx512f,fma"))) static void swiglu_avx512(float* gate, const float* up,
+                                                                 int64_t n) {
+    const __m512 one = _mm512_set1_ps(1.0f);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = n - i >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - i)) - 1);
+        const __m512 g = _mm512_maskz_loadu_ps(m, gate + i);
+        const __m512 e = exp16(_mm512_sub_ps(_mm512_setzero_ps(), g));
+        const __m512 silu = _mm512_div_ps(g, _mm512_add_ps(one, e));
+        _mm512_mask_storeu_ps(gate + i, m, _mm512_mul_ps(silu, _mm512_maskz_loadu_ps(m, up + i)));
+    }
+}
+#endif
+
 void swiglu(float* gate, const float* up, int64_t n) {
+#if defined(__x86_64__)
+    static const bool avx512 = cpu_features().avx512;
+    if (avx512) return swiglu_avx512(gate, up, n);
+#endif
     for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
