@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The serving benchmark of bench/RESULTS.md: the same workloads against kite serve and
 # llama.cpp's llama-server (tools/llamacpp/build.sh), 2 threads each, one after the other.
-# Prints one JSON line per run (bench/serve-load --json). Takes about 15-20 minutes on 2 cores.
+# Prints one JSON line per run (bench/serve-load --json). Takes about 10 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 threads="${KITE_BENCH_THREADS:-2}"
@@ -17,7 +17,11 @@ shared=(--concurrency 8 --slots 8 --ctx 1280 --shared-prefix 1000 --prompt-token
 for server in kite llama-server; do
   "${load[@]}" --server "$server" "${short[@]}"
   "${load[@]}" --server "$server" "${shared[@]}" --requests 64
-  # Without prefix caching every request prefills the whole system prompt: 8 requests only
-  # (64 would take kite about 45 minutes of prefill on 2 cores).
+  # Without prefix caching every request prefills the whole system prompt: 8 requests.
   "${load[@]}" --server "$server" "${shared[@]}" --requests 8 --no-cache
 done
+# The prefix-caching target compares kite with and without its cache on the same 64 requests.
+"${load[@]}" --server kite "${shared[@]}" --requests 64 --no-cache
+# Soak: 1,000 short requests, 64 clients, 32 running at once; reports failures and the RSS.
+"${load[@]}" --server kite --requests 1000 --concurrency 64 --slots 32 --ctx 256 \
+  --prompt-tokens 32:16 --output-tokens 16:8 --time-limit 1200
