@@ -38,6 +38,15 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     ::close(fd);  // the mapping keeps the file alive
 }
 
+void MappedFile::drop_pages(const uint8_t* p, size_t n) const {
+    const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(p) / page * page;
+    const uintptr_t end = reinterpret_cast<uintptr_t>(p) + n;
+    if (!data_ || p < data_ || p + n > data_ + size_ || end <= begin) return;
+    // Advice only: if the kernel declines, the pages simply stay resident.
+    ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile() {
     if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
 }

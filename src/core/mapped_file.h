@@ -17,6 +17,10 @@ class MappedFile {
     MappedFile& operator=(const MappedFile&) = delete;
 
     std::span<const uint8_t> bytes() const { return {data_, size_}; }
+
+    // Lets the kernel drop the resident pages of bytes [p, p + n) of the map (a copy of them
+    // is kept elsewhere); reading them again pages them back in from the file.
+    void drop_pages(const uint8_t* p, size_t n) const;
     const std::string& path() const { return path_; }
 
   private:

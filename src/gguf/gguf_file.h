@@ -90,6 +90,11 @@ class GgufFile {
     const std::vector<GgufTensor>& tensors() const { return tensors_; }
     const GgufTensor* find_tensor(std::string_view name) const;
 
+    // Drops the resident pages of bytes [p, p + n) of a mapped file (see MappedFile).
+    void drop_pages(const uint8_t* p, size_t n) const {
+        if (mapping_) mapping_->drop_pages(p, n);
+    }
+
   private:
     GgufFile() = default;
     void parse_all();

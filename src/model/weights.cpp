@@ -37,17 +37,20 @@ std::vector<float> vector(const GgufFile& f, const std::string& name, int64_t n)
     return out;
 }
 
-void pack(WeightMatrix& m, std::vector<PackedBytes>& owner) {
+// The file's copy of a packed matrix is not read again (but for token embedding rows of a
+// tied LM head, which page back in as needed), so its pages leave the resident set.
+void pack(const GgufFile& f, WeightMatrix& m, std::vector<PackedBytes>& owner) {
     if (!can_pack(m.type)) return;
     owner.push_back(pack_weights(m));
     m.packed = owner.back().get();
+    f.drop_pages(m.data, m.rows * m.row_bytes);
 }
 
-void pack_matrices(ModelWeights& w) {
+void pack_matrices(const GgufFile& f, ModelWeights& w) {
     for (LayerWeights& l : w.layers)
         for (WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
-            pack(*m, w.packed);
-    pack(w.output, w.packed);
+            pack(f, *m, w.packed);
+    pack(f, w.output, w.packed);
 }
 
 }  // namespace
@@ -73,7 +76,7 @@ ModelWeights bind_weights(const GgufFile& f, const ModelConfig& c) {
     w.output_norm = vector(f, "output_norm.weight", c.n_embd);
     w.output = f.find_tensor("output.weight") ? matrix(f, "output.weight", c.n_embd, c.n_vocab)
                                               : w.token_embd;
-    pack_matrices(w);
+    pack_matrices(f, w);
     return w;
 }
 
