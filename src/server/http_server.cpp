@@ -50,6 +50,31 @@ struct StreamState {
     bool finished = false;
 };
 
+// What the whole-response (non-streaming) content provider keeps between its calls.
+struct WholeState {
+    std::shared_ptr<RequestStream> stream;
+    ResponseFormatter format;
+    std::vector<ChoiceResult> results;
+    Usage usage;
+    std::chrono::steady_clock::time_point last_write{};
+    bool finished = false;
+
+    void collect(std::vector<ChoiceEvent>& events) {
+        for (ChoiceEvent& ev : events) {
+            ChoiceResult& c = results[static_cast<size_t>(ev.choice)];
+            c.text += ev.text;
+            c.finish = ev.finish;
+            if (ev.has_logprob) c.logprobs.push_back(std::move(ev.logprob));
+            usage.completion_tokens++;
+        }
+        events.clear();
+    }
+    json body() const {
+        if (auto error = stream->error()) return error->to_json();
+        return format.response(results, usage);
+    }
+};
+
 }  // namespace
 
 HttpServer::HttpServer(const Engine& engine, EngineWorker& worker, Metrics& metrics,
@@ -188,23 +213,7 @@ void HttpServer::generate(const httplib::Request& req, httplib::Response& res, b
     const size_t n_choices = r.prompts.size() * static_cast<size_t>(r.n);
     ResponseFormatter format(chat, r.logprobs >= 0, model_.id, *model_.tokenizer);
 
-    if (!r.stream) {
-        std::vector<ChoiceResult> results(n_choices);
-        Usage usage{prompt_tokens, 0};
-        std::vector<ChoiceEvent> events;
-        while (stream->wait(events, std::chrono::milliseconds(1000)) != RequestStream::Wait::Done) {
-            for (ChoiceEvent& ev : events) {
-                ChoiceResult& c = results[static_cast<size_t>(ev.choice)];
-                c.text += ev.text;
-                c.finish = ev.finish;
-                if (ev.has_logprob) c.logprobs.push_back(std::move(ev.logprob));
-                usage.completion_tokens++;
-            }
-            events.clear();
-        }
-        if (auto error = stream->error()) return send_error(res, *error);
-        return send_json(res, 200, format.response(results, usage));
-    }
+    if (!r.stream) return respond_whole(res, stream, format, n_choices, prompt_tokens);
 
     auto state = std::make_shared<StreamState>(
         StreamState{stream, format, std::vector<bool>(n_choices, false), r.include_usage,
@@ -235,6 +244,57 @@ void HttpServer::generate(const httplib::Request& req, httplib::Response& res, b
                     out += ResponseFormatter::sse(state->format.usage_chunk(state->usage));
                 out += ResponseFormatter::kDone;
                 state->finished = true;
+            }
+            if (!out.empty() && !sink.write(out.data(), out.size())) return false;
+            if (state->finished) sink.done();
+            return true;
+        },
+        [state, worker](bool success) {
+            if (!success || !state->finished) worker->cancel(state->stream);
+        });
+}
+
+}  // namespace kite::server
+
+namespace kite::server {
+
+void HttpServer::respond_whole(httplib::Response& res, std::shared_ptr<RequestStream> stream,
+                               const ResponseFormatter& format, size_t n_choices,
+                               int64_t prompt_tokens) {
+    using namespace std::chrono_literals;
+    auto state = std::make_shared<WholeState>(
+        WholeState{stream, format, std::vector<ChoiceResult>(n_choices), Usage{prompt_tokens, 0}});
+    // A request done within a second is answered in one piece, with its own status.
+    std::vector<ChoiceEvent> events;
+    const auto deadline = std::chrono::steady_clock::now() + 1s;
+    RequestStream::Wait w;
+    while ((w = stream->wait(events, 100ms)) != RequestStream::Wait::Done &&
+           std::chrono::steady_clock::now() < deadline)
+        state->collect(events);
+    state->collect(events);
+    if (w == RequestStream::Wait::Done) {
+        if (auto error = stream->error()) return send_error(res, *error);
+        return send_json(res, 200, state->body());
+    }
+    // A longer one goes out chunked, a space every second until the JSON (which may start
+    // with whitespace): a client that has gone away is noticed when a write fails, and its
+    // request is cancelled. The status is 200 by then; a later failure sends the error body.
+    EngineWorker* worker = &worker_;
+    res.set_chunked_content_provider(
+        "application/json",
+        [state](size_t, httplib::DataSink& sink) {
+            if (state->finished) return false;
+            std::vector<ChoiceEvent> events;
+            const RequestStream::Wait w = state->stream->wait(events, 1000ms);
+            state->collect(events);
+            std::string out;
+            const auto now = std::chrono::steady_clock::now();
+            if (w == RequestStream::Wait::Done) {
+                out = ResponseFormatter::dump(state->body());
+                state->finished = true;
+            } else if (now - state->last_write >= 1s) {
+                out = " ";
+                state->last_write = now;
             }
             if (!out.empty() && !sink.write(out.data(), out.size())) return false;
             if (state->finished) sink.done();

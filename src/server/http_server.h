@@ -2,7 +2,7 @@
 //   POST /v1/completions, POST /v1/chat/completions   (stream true: server-sent events)
 //   GET  /v1/models, /v1/models/{id}, /health, /metrics (Prometheus text)
 // Handlers parse and validate on their own thread, hand the sequences to the EngineWorker
-// and relay its events; a streaming client that goes away cancels its request. Errors are
+// and relay its events; a client that goes away cancels its request. Errors are
 // OpenAI-shaped JSON; bodies are size-limited; /v1 routes check the optional API key.
 #pragma once
 
@@ -13,6 +13,7 @@
 #include "server/engine_worker.h"
 #include "server/metrics.h"
 #include "server/request_parser.h"
+#include "server/response_format.h"
 
 namespace httplib {
 class Server;
@@ -45,6 +46,9 @@ class HttpServer {
     // False (and a 401 written) when an API key is set and the request lacks it.
     bool authorized(const httplib::Request& req, httplib::Response& res) const;
     void generate(const httplib::Request& req, httplib::Response& res, bool chat);
+    // Answers a non-streaming request once its stream is done.
+    void respond_whole(httplib::Response& res, std::shared_ptr<RequestStream> stream,
+                       const ResponseFormatter& format, size_t n_choices, int64_t prompt_tokens);
 
     const Engine& engine_;
     EngineWorker& worker_;

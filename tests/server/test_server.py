@@ -6,6 +6,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -336,6 +337,34 @@ def test_cancelled_stream_frees_its_blocks(server, model_id):
     assert m["kite_kv_blocks_used"] == 0
     assert m["kite_num_requests_running"] == 0
     assert m["kite_generation_tokens_total"] < 10000
+
+
+def test_client_gone_before_a_whole_response_frees_its_blocks(server, model_id):
+    # Not streamed: the server sends a space every second until the JSON, so a write fails
+    # once the client has gone and the request is cancelled long before its 4 x 2000 tokens.
+    before = server.metrics()["kite_generation_tokens_total"]
+    body = json.dumps({"model": model_id, "prompt": "Once upon a time", "max_tokens": 2000,
+                       "n": 4, "ignore_eos": True}).encode()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=REQUEST_TIMEOUT) as sock:
+        sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: "
+                     + str(len(body)).encode() + b"\r\n\r\n" + body)
+        head = sock.recv(4096)  # headers once the request has run for a second
+        assert head.startswith(b"HTTP/1.1 200"), head
+        assert server.metrics()["kite_kv_blocks_used"] > 0
+    m = server.wait_idle()
+    assert m["kite_kv_blocks_used"] == 0
+    assert m["kite_num_requests_running"] == 0
+    assert m["kite_generation_tokens_total"] - before < 4 * 2000
+
+
+def test_long_whole_response_is_valid_json(server, model_id):
+    # Longer than a second: chunked, leading spaces, then the usual body.
+    r = server.client().completions.create(model=model_id, prompt="Once upon a time",
+                                           max_tokens=600, temperature=0, n=2,
+                                           extra_body={"ignore_eos": True})
+    assert [c.finish_reason for c in r.choices] == ["length", "length"]
+    assert r.usage.completion_tokens == 1200
 
 
 def test_prefix_cache_hits_and_metrics(server, model_id):
