@@ -26,6 +26,12 @@ void* counted_malloc(std::size_t size) noexcept {
     return std::malloc(size == 0 ? 1 : size);
 }
 
+// Not inlined: GCC would pair an inlined free() with the operator new of the caller and
+// report a mismatch (-Wmismatched-new-delete), which replacing both operators makes moot.
+[[gnu::noinline]] void counted_free(void* p) noexcept {
+    std::free(p);
+}
+
 }  // namespace
 
 // The array and aligned forms are left alone: libstdc++'s operator new[] calls this one,
@@ -38,13 +44,13 @@ void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
     return counted_malloc(size);
 }
 void operator delete(void* p) noexcept {
-    std::free(p);
+    counted_free(p);
 }
 void operator delete(void* p, std::size_t) noexcept {
-    std::free(p);
+    counted_free(p);
 }
 void operator delete(void* p, const std::nothrow_t&) noexcept {
-    std::free(p);
+    counted_free(p);
 }
 
 namespace kite {

@@ -286,9 +286,16 @@ KITE_AVX512 void float_tile(const WeightMatrix& w, const uint8_t* act, size_t ac
 
 using TileFn = void (*)(const WeightMatrix&, const uint8_t*, size_t, int64_t, int64_t, float*);
 
-// Tiles of 1, 2 or 4 groups by 1-4 tokens, for weight type T.
+// Most tokens per tile: quantized tiles hold an int32 sum and a float accumulator per
+// (group, token), so 2 groups x 4 tokens fill the registers; float tiles hold only the
+// accumulator, and 2 x 8 converts each f16/bf16 weight register once for 8 tokens.
+constexpr int tile_tokens(TensorType t) {
+    return is_float(t) ? 8 : 4;
+}
+
+// Tiles of 1, 2 or 4 groups by 1..tile_tokens(T) tokens, for weight type T.
 struct TileTable {
-    TileFn fn[3][4];  // [log2 groups][tokens - 1]
+    TileFn fn[3][8];  // [log2 groups][tokens - 1]
 };
 
 template <TensorType T, int G, int... C>
@@ -303,9 +310,10 @@ constexpr void fill_row(TileFn* row, std::integer_sequence<int, C...>) {
 template <TensorType T>
 constexpr TileTable make_table() {
     TileTable t{};
-    fill_row<T, 1>(t.fn[0], std::make_integer_sequence<int, 4>{});
-    fill_row<T, 2>(t.fn[1], std::make_integer_sequence<int, 4>{});
-    fill_row<T, 4>(t.fn[2], std::make_integer_sequence<int, 4>{});
+    constexpr auto tokens = std::make_integer_sequence<int, tile_tokens(T)>{};
+    fill_row<T, 1>(t.fn[0], tokens);
+    fill_row<T, 2>(t.fn[1], tokens);
+    fill_row<T, 4>(t.fn[2], tokens);
     return t;
 }
 
@@ -394,7 +402,7 @@ void prepare_packed_activation(TensorType, const float* x, uint8_t* dst, int64_t
 
 int64_t packed_tile_groups(int64_t n_tokens) {
     // One token (decode) streams weights: 4 groups give enough independent sums. Several
-    // tokens reuse each weight register: 2 groups x 4 tokens fill the 32 registers.
+    // tokens reuse each weight register (see tile_tokens).
     return n_tokens == 1 ? 4 : 2;
 }
 
@@ -406,8 +414,9 @@ void packed_gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, in
         const int64_t left = group_end - g;
         const int64_t groups = left >= want ? want : (left >= 2 ? 2 : 1);
         const int level = groups == 4 ? 2 : static_cast<int>(groups - 1);
-        for (int64_t tok = 0; tok < n_tokens; tok += 4)
-            t.fn[level][std::min<int64_t>(4, n_tokens - tok) - 1](w, act, act_bytes, g, tok, y);
+        const int64_t per_tile = tile_tokens(w.type);
+        for (int64_t tok = 0; tok < n_tokens; tok += per_tile)
+            t.fn[level][std::min(per_tile, n_tokens - tok) - 1](w, act, act_bytes, g, tok, y);
         g += groups;
     }
 }
