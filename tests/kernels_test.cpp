@@ -213,9 +213,19 @@ TEST(Ops, RopeRotatesPairsByPositionAngles) {
 }
 
 // Attention through a shuffled block table equals plain softmax attention.
-TEST(Attention, PagedMatchesDirectSoftmax) {
+// Shapes: 2 query heads per KV head, and 12 (attended 6 at a time). Heads sharing a KV head
+// are attended together when tokens x KV heads make at least 4 jobs per thread: 5 tokens x
+// 1 KV head on two threads are too few, and go one head at a time.
+struct AttentionCase {
+    int64_t heads, kv_heads;
+    int threads;
+};
+
+class AttentionTest : public ::testing::TestWithParam<AttentionCase> {};
+
+TEST_P(AttentionTest, PagedMatchesDirectSoftmax) {
     std::mt19937 rng(5);
-    const int64_t H = 4, Hkv = 2, d = 64, bs = 4, ctx = 11;
+    const int64_t H = GetParam().heads, Hkv = GetParam().kv_heads, d = 64, bs = 4, ctx = 11;
     const int32_t table[] = {5, 1, 3};  // positions 0-3 in block 5, 4-7 in 1, 8-10 in 3
     for (TensorType type : {TensorType::F32, TensorType::F16}) {
         const int64_t slot_elems = Hkv * d, n_slots = 6 * bs;
@@ -241,11 +251,11 @@ TEST(Attention, PagedMatchesDirectSoftmax) {
             }
         }
         PagedKvLayer layer{kmem.data(), vmem.data(), type, slot_elems, bs};
-        const int64_t T = 3;
-        const int64_t positions[T] = {0, 6, 10};
-        const int32_t* tables[T] = {table, table, table};
+        const int64_t T = 5;
+        const int64_t positions[T] = {0, 6, 10, 3, 9};
+        const int32_t* tables[T] = {table, table, table, table, table};
         std::vector<float> q = random_floats(T * H * d, rng), out(T * H * d);
-        ThreadPool pool(2);
+        ThreadPool pool(GetParam().threads);
         paged_attention(layer, {H, Hkv, d}, q.data(), out.data(), T, positions, tables, 0.125f,
                         pool);
         for (int64_t t = 0; t < T; ++t)
@@ -270,6 +280,10 @@ TEST(Attention, PagedMatchesDirectSoftmax) {
             }
     }
 }
+
+INSTANTIATE_TEST_SUITE_P(Shapes, AttentionTest,
+                         ::testing::Values(AttentionCase{4, 2, 1}, AttentionCase{4, 2, 2},
+                                           AttentionCase{12, 1, 1}, AttentionCase{12, 1, 2}));
 
 }  // namespace
 }  // namespace kite

@@ -74,54 +74,74 @@ KITE_AVX512 inline __m512 load16(const void* base, TensorType type, int64_t offs
     return _mm512_loadu_ps(static_cast<const float*>(base) + offset);
 }
 
-// The same computation as attend_head, a KV block at a time: the block's scores first, then
-// one rescale of the running sums per block instead of one per position.
-KITE_AVX512 void attend_head_avx512(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head,
-                                    const float* q, float* out, int64_t last,
-                                    const int32_t* block_table, float scale) {
+// Query heads attended together: those sharing one KV head (grouped-query attention), so
+// each key and value row is loaded and converted once for all of them.
+constexpr int kMaxGroup = 8;
+
+// The same computation as attend_head for n_q heads of one KV head (q and out: their rows,
+// head_dim apart), a KV block at a time: the block's scores first, then one rescale of the
+// running sums per block instead of one per position.
+KITE_AVX512 void attend_heads_avx512(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head,
+                                     int n_q, const float* q, float* out, int64_t last,
+                                     const int32_t* block_table, float scale) {
     const int n_vecs = static_cast<int>(head_dim / 16);
-    __m512 qv[kMaxVecs], acc[kMaxVecs];
-    for (int i = 0; i < n_vecs; ++i) {
-        qv[i] = _mm512_mul_ps(_mm512_loadu_ps(q + 16 * i), _mm512_set1_ps(scale));
-        acc[i] = _mm512_setzero_ps();
+    __m512 qv[kMaxGroup][kMaxVecs], acc[kMaxGroup][kMaxVecs], row[kMaxVecs];
+    float max_score[kMaxGroup], sum[kMaxGroup];
+    float scores[kMaxGroup][64];
+    for (int h = 0; h < n_q; ++h) {
+        for (int i = 0; i < n_vecs; ++i) {
+            qv[h][i] =
+                _mm512_mul_ps(_mm512_loadu_ps(q + h * head_dim + 16 * i), _mm512_set1_ps(scale));
+            acc[h][i] = _mm512_setzero_ps();
+        }
+        max_score[h] = -std::numeric_limits<float>::infinity();
+        sum[h] = 0.0f;
     }
-    float max_score = -std::numeric_limits<float>::infinity(), sum = 0.0f;
-    float scores[64];
     const int64_t bs = kv.block_size;
     for (int64_t start = 0; start <= last; start += bs) {
         const int64_t n = std::min(bs, last + 1 - start);
         const int64_t base = int64_t{block_table[start / bs]} * bs;
-        float block_max = max_score;
         for (int64_t j = 0; j < n; ++j) {
             const int64_t offset = (base + j) * kv.slot_elements + kv_head * head_dim;
-            __m512 dot = _mm512_mul_ps(qv[0], load16(kv.k, kv.type, offset));
-            for (int i = 1; i < n_vecs; ++i)
-                dot = _mm512_fmadd_ps(qv[i], load16(kv.k, kv.type, offset + 16 * i), dot);
-            scores[j] = _mm512_reduce_add_ps(dot);
-            block_max = std::max(block_max, scores[j]);
+            for (int i = 0; i < n_vecs; ++i) row[i] = load16(kv.k, kv.type, offset + 16 * i);
+            for (int h = 0; h < n_q; ++h) {
+                __m512 dot = _mm512_mul_ps(qv[h][0], row[0]);
+                for (int i = 1; i < n_vecs; ++i) dot = _mm512_fmadd_ps(qv[h][i], row[i], dot);
+                scores[h][j] = _mm512_reduce_add_ps(dot);
+            }
         }
-        const float correction = std::exp(max_score - block_max);
-        sum *= correction;
-        for (int i = 0; i < n_vecs; ++i) acc[i] = _mm512_mul_ps(acc[i], _mm512_set1_ps(correction));
-        max_score = block_max;
-        __m512 block_sum = _mm512_setzero_ps();
-        for (int64_t j = 0; j < n; j += 16) {
-            const __mmask16 m = n - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - j)) - 1);
-            const __m512 w = exp16(
-                _mm512_sub_ps(_mm512_maskz_loadu_ps(m, scores + j), _mm512_set1_ps(max_score)));
-            _mm512_mask_storeu_ps(scores + j, m, w);
-            block_sum = _mm512_mask_add_ps(block_sum, m, block_sum, w);
-        }
-        sum += _mm512_reduce_add_ps(block_sum);
-        for (int64_t j = 0; j < n; ++j) {
-            const int64_t offset = (base + j) * kv.slot_elements + kv_head * head_dim;
-            const __m512 wv = _mm512_set1_ps(scores[j]);  // now exp(score - max)
+        for (int h = 0; h < n_q; ++h) {
+            float block_max = max_score[h];
+            for (int64_t j = 0; j < n; ++j) block_max = std::max(block_max, scores[h][j]);
+            const float correction = std::exp(max_score[h] - block_max);
             for (int i = 0; i < n_vecs; ++i)
-                acc[i] = _mm512_fmadd_ps(wv, load16(kv.v, kv.type, offset + 16 * i), acc[i]);
+                acc[h][i] = _mm512_mul_ps(acc[h][i], _mm512_set1_ps(correction));
+            max_score[h] = block_max;
+            __m512 block_sum = _mm512_setzero_ps();
+            for (int64_t j = 0; j < n; j += 16) {
+                const __mmask16 m =
+                    n - j >= 16 ? __mmask16(0xffff) : __mmask16((1u << (n - j)) - 1);
+                const __m512 w = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, scores[h] + j),
+                                                     _mm512_set1_ps(block_max)));
+                _mm512_mask_storeu_ps(scores[h] + j, m, w);  // now exp(score - max)
+                block_sum = _mm512_mask_add_ps(block_sum, m, block_sum, w);
+            }
+            sum[h] = sum[h] * correction + _mm512_reduce_add_ps(block_sum);
+        }
+        for (int64_t j = 0; j < n; ++j) {
+            const int64_t offset = (base + j) * kv.slot_elements + kv_head * head_dim;
+            for (int i = 0; i < n_vecs; ++i) row[i] = load16(kv.v, kv.type, offset + 16 * i);
+            for (int h = 0; h < n_q; ++h) {
+                const __m512 wv = _mm512_set1_ps(scores[h][j]);
+                for (int i = 0; i < n_vecs; ++i) acc[h][i] = _mm512_fmadd_ps(wv, row[i], acc[h][i]);
+            }
         }
     }
-    const __m512 inv = _mm512_set1_ps(1.0f / sum);
-    for (int i = 0; i < n_vecs; ++i) _mm512_storeu_ps(out + 16 * i, _mm512_mul_ps(acc[i], inv));
+    for (int h = 0; h < n_q; ++h) {
+        const __m512 inv = _mm512_set1_ps(1.0f / sum[h]);
+        for (int i = 0; i < n_vecs; ++i)
+            _mm512_storeu_ps(out + h * head_dim + 16 * i, _mm512_mul_ps(acc[h][i], inv));
+    }
 }
 
 bool use_avx512(int64_t head_dim, int64_t block_size) {
@@ -143,17 +163,28 @@ void paged_attention(const PagedKvLayer& kv, const AttentionShape& shape, const 
     const int64_t group = shape.n_heads / shape.n_kv_heads;
     const int64_t width = shape.n_heads * shape.head_dim;
     const bool fast = use_avx512(shape.head_dim, kv.block_size);
+#if defined(__x86_64__)
+    if (fast) {
+        // Jobs of the query heads sharing a KV head when there are enough of them to keep
+        // every thread busy (prefill, batches); single heads otherwise (one decoding token).
+        int64_t per_job = 1;
+        if (n_tokens * shape.n_kv_heads >= 4 * pool.size())  // the most that divide the group
+            for (per_job = std::min<int64_t>(group, kMaxGroup); group % per_job;) --per_job;
+        const int64_t jobs_per_token = shape.n_heads / per_job;
+        pool.parallel_for(n_tokens * jobs_per_token, [&](int64_t begin, int64_t end, int) {
+            for (int64_t job = begin; job < end; ++job) {
+                const int64_t t = job / jobs_per_token, h = (job % jobs_per_token) * per_job;
+                const int64_t at = t * width + h * shape.head_dim;
+                attend_heads_avx512(kv, shape.head_dim, h / group, static_cast<int>(per_job),
+                                    q + at, out + at, positions[t], block_tables[t], scale);
+            }
+        });
+        return;
+    }
+#endif
     pool.parallel_for(n_tokens * shape.n_heads, [&](int64_t begin, int64_t end, int) {
         for (int64_t job = begin; job < end; ++job) {
             const int64_t t = job / shape.n_heads, h = job % shape.n_heads;
-#if defined(__x86_64__)
-            if (fast) {
-                attend_head_avx512(
-                    kv, shape.head_dim, h / group, q + t * width + h * shape.head_dim,
-                    out + t * width + h * shape.head_dim, positions[t], block_tables[t], scale);
-                continue;
-            }
-#endif
             attend_head(kv, shape.head_dim, h / group, q + t * width + h * shape.head_dim,
                         out + t * width + h * shape.head_dim, positions[t], block_tables[t], scale);
         }
