@@ -225,16 +225,21 @@ KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* act, size_t ac
                 }
             }
         }
+        float dx[C], sx[C];  // the tokens' block scales (and scaled sums), once per block
+        for (int c = 0; c < C; ++c) {
+            dx[c] = h2f(x[c][b].d);
+            if constexpr (T == TensorType::Q4_1) sx[c] = h2f(x[c][b].s);
+        }
         for (int g = 0; g < G; ++g) {
             const __m512 dw = load_f16x16(parts[g].d + b * kPackRows);
             for (int c = 0; c < C; ++c) {
-                const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(h2f(x[c][b].d)));
+                const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(dx[c]));
                 acc[g][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[g][c]), scale, acc[g][c]);
             }
             if constexpr (T == TensorType::Q4_1) {
                 const __m512 mw = load_f16x16(parts[g].m + b * kPackRows);
                 for (int c = 0; c < C; ++c)
-                    acc[g][c] = _mm512_fmadd_ps(mw, _mm512_set1_ps(h2f(x[c][b].s)), acc[g][c]);
+                    acc[g][c] = _mm512_fmadd_ps(mw, _mm512_set1_ps(sx[c]), acc[g][c]);
             }
         }
     }

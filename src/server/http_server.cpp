@@ -75,6 +75,26 @@ struct WholeState {
     }
 };
 
+// Sends a chunked response whose pieces come from next(state), which sets state.finished
+// with the last one. A failed write (the client has gone) or a response cut short cancels
+// the request, so its KV blocks are freed at once.
+template <typename State, typename Next>
+void send_chunked(httplib::Response& res, const char* content_type, std::shared_ptr<State> state,
+                  EngineWorker* worker, Next next) {
+    res.set_chunked_content_provider(
+        content_type,
+        [state, next](size_t, httplib::DataSink& sink) {
+            if (state->finished) return false;
+            const std::string out = next(*state);
+            if (!out.empty() && !sink.write(out.data(), out.size())) return false;
+            if (state->finished) sink.done();
+            return true;
+        },
+        [state, worker](bool success) {
+            if (!success || !state->finished) worker->cancel(state->stream);
+        });
+}
+
 }  // namespace
 
 HttpServer::HttpServer(const Engine& engine, EngineWorker& worker, Metrics& metrics,
@@ -218,45 +238,31 @@ void HttpServer::generate(const httplib::Request& req, httplib::Response& res, b
     auto state = std::make_shared<StreamState>(
         StreamState{stream, format, std::vector<bool>(n_choices, false), r.include_usage,
                     Usage{prompt_tokens, 0}});
-    EngineWorker* worker = &worker_;
-    res.set_chunked_content_provider(
-        "text/event-stream",
-        [state](size_t, httplib::DataSink& sink) {
-            if (state->finished) return false;
-            std::vector<ChoiceEvent> events;
-            const RequestStream::Wait w =
-                state->stream->wait(events, std::chrono::milliseconds(1000));
-            std::string out;
-            if (w == RequestStream::Wait::Timeout) out = ": waiting\n\n";  // detects a gone client
-            for (ChoiceEvent& ev : events) {
-                state->usage.completion_tokens++;
-                std::vector<TokenLogprob> lps;
-                if (ev.has_logprob) lps.push_back(std::move(ev.logprob));
-                const bool first = !state->started[static_cast<size_t>(ev.choice)];
-                state->started[static_cast<size_t>(ev.choice)] = true;
-                out += ResponseFormatter::sse(
-                    state->format.chunk(ev.choice, ev.text, lps, ev.finish, first));
-            }
-            if (w == RequestStream::Wait::Done) {
-                if (auto error = state->stream->error())
-                    out += ResponseFormatter::sse(error->to_json());
-                else if (state->include_usage)
-                    out += ResponseFormatter::sse(state->format.usage_chunk(state->usage));
-                out += ResponseFormatter::kDone;
-                state->finished = true;
-            }
-            if (!out.empty() && !sink.write(out.data(), out.size())) return false;
-            if (state->finished) sink.done();
-            return true;
-        },
-        [state, worker](bool success) {
-            if (!success || !state->finished) worker->cancel(state->stream);
-        });
+    send_chunked(res, "text/event-stream", state, &worker_, [](StreamState& st) {
+        std::vector<ChoiceEvent> events;
+        const RequestStream::Wait w = st.stream->wait(events, std::chrono::milliseconds(1000));
+        std::string out;
+        if (w == RequestStream::Wait::Timeout) out = ": waiting\n\n";  // detects a gone client
+        for (ChoiceEvent& ev : events) {
+            st.usage.completion_tokens++;
+            std::vector<TokenLogprob> lps;
+            if (ev.has_logprob) lps.push_back(std::move(ev.logprob));
+            const bool first = !st.started[static_cast<size_t>(ev.choice)];
+            st.started[static_cast<size_t>(ev.choice)] = true;
+            out +=
+                ResponseFormatter::sse(st.format.chunk(ev.choice, ev.text, lps, ev.finish, first));
+        }
+        if (w == RequestStream::Wait::Done) {
+            if (auto error = st.stream->error())
+                out += ResponseFormatter::sse(error->to_json());
+            else if (st.include_usage)
+                out += ResponseFormatter::sse(st.format.usage_chunk(st.usage));
+            out += ResponseFormatter::kDone;
+            st.finished = true;
+        }
+        return out;
+    });
 }
-
-}  // namespace kite::server
-
-namespace kite::server {
 
 void HttpServer::respond_whole(httplib::Response& res, std::shared_ptr<RequestStream> stream,
                                const ResponseFormatter& format, size_t n_choices,
@@ -279,30 +285,19 @@ void HttpServer::respond_whole(httplib::Response& res, std::shared_ptr<RequestSt
     // A longer one goes out chunked, a space every second until the JSON (which may start
     // with whitespace): a client that has gone away is noticed when a write fails, and its
     // request is cancelled. The status is 200 by then; a later failure sends the error body.
-    EngineWorker* worker = &worker_;
-    res.set_chunked_content_provider(
-        "application/json",
-        [state](size_t, httplib::DataSink& sink) {
-            if (state->finished) return false;
-            std::vector<ChoiceEvent> events;
-            const RequestStream::Wait w = state->stream->wait(events, 1000ms);
-            state->collect(events);
-            std::string out;
-            const auto now = std::chrono::steady_clock::now();
-            if (w == RequestStream::Wait::Done) {
-                out = ResponseFormatter::dump(state->body());
-                state->finished = true;
-            } else if (now - state->last_write >= 1s) {
-                out = " ";
-                state->last_write = now;
-            }
-            if (!out.empty() && !sink.write(out.data(), out.size())) return false;
-            if (state->finished) sink.done();
-            return true;
-        },
-        [state, worker](bool success) {
-            if (!success || !state->finished) worker->cancel(state->stream);
-        });
+    send_chunked(res, "application/json", state, &worker_, [](WholeState& st) {
+        std::vector<ChoiceEvent> events;
+        const RequestStream::Wait w = st.stream->wait(events, 1000ms);
+        st.collect(events);
+        const auto now = std::chrono::steady_clock::now();
+        if (w == RequestStream::Wait::Done) {
+            st.finished = true;
+            return ResponseFormatter::dump(st.body());
+        }
+        if (now - st.last_write < 1s) return std::string();
+        st.last_write = now;
+        return std::string(" ");
+    });
 }
 
 }  // namespace kite::server
