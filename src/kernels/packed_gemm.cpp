@@ -56,7 +56,13 @@ int64_t n_groups(const WeightMatrix& w) {
     return (w.rows + kPackRows - 1) / kPackRows;
 }
 
+// BF16 columns go in pairs, the operand of one vdpbf16ps lane (an odd last column is padded).
+int64_t bf16_pairs(int64_t cols) {
+    return (cols + 1) / 2;
+}
+
 int64_t group_bytes(const WeightMatrix& w) {
+    if (w.type == TensorType::BF16) return bf16_pairs(w.cols) * kPackRows * 4;
     if (is_float(w.type)) return w.cols * kPackRows * element_bytes(w.type);
     return w.cols / kQK * quant_layout(w.type).block_bytes();
 }
@@ -141,6 +147,18 @@ void pack_float(const WeightMatrix& w, uint8_t* out) {
             const uint8_t* row = w.data + (g * kPackRows + r) * w.row_bytes;
             for (int64_t k = 0; k < w.cols; ++k)
                 std::memcpy(group + (k * kPackRows + r) * es, row + k * es, es);
+        }
+    }
+}
+
+// Per group, per column pair: row r's two bf16 values at bytes 4r..4r+3.
+void pack_bf16(const WeightMatrix& w, uint8_t* out) {
+    for (int64_t g = 0; g < n_groups(w); ++g) {
+        uint8_t* group = out + g * group_bytes(w);
+        for (int r = 0; r < kPackRows && g * kPackRows + r < w.rows; ++r) {
+            const uint8_t* row = w.data + (g * kPackRows + r) * w.row_bytes;
+            for (int64_t k = 0; k < w.cols; ++k)
+                std::memcpy(group + ((k / 2) * kPackRows + r) * 4 + (k % 2) * 2, row + 2 * k, 2);
         }
     }
 }
@@ -251,16 +269,11 @@ KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* act, size_t ac
 
 template <TensorType T>
 KITE_AVX512 inline __m512 load_float_rows(const uint8_t* p) {
-    if constexpr (T == TensorType::F32) {
-        return _mm512_loadu_ps(p);
-    } else {
-        const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-        if constexpr (T == TensorType::F16) return _mm512_cvtph_ps(h);
-        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-    }
+    if constexpr (T == TensorType::F32) return _mm512_loadu_ps(p);
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
-// G groups times C tokens for float weights: per column, one FMA per (group, token).
+// G groups times C tokens for F32 and F16 weights: per column, one FMA per (group, token).
 template <TensorType T, int G, int C>
 KITE_AVX512 void float_tile(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int64_t g0,
                             int64_t t0, float* y) {
@@ -287,6 +300,40 @@ KITE_AVX512 void float_tile(const WeightMatrix& w, const uint8_t* act, size_t ac
                        acc[g][c]);
 }
 
+#define KITE_AVX512_BF16                                                        \
+    __attribute__((                                                             \
+        target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,avx512bf16,f16c," \
+               "fma")))
+
+// G groups times C tokens for BF16 weights and bf16 activation pairs: one vdpbf16ps per
+// (group, token) and column pair multiplies 2 columns of 16 rows, no conversion needed.
+template <int G, int C>
+KITE_AVX512_BF16 void bf16_tile(const WeightMatrix& w, const uint8_t* act, size_t act_bytes,
+                                int64_t g0, int64_t t0, float* y) {
+    const uint8_t* wg[G];
+    for (int g = 0; g < G; ++g) wg[g] = w.packed + (g0 + g) * group_bytes(w);
+    const uint8_t* x[C];
+    for (int c = 0; c < C; ++c) x[c] = act + (t0 + c) * act_bytes;
+
+    __m512 acc[G][C];
+    for (int g = 0; g < G; ++g)
+        for (int c = 0; c < C; ++c) acc[g][c] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < bf16_pairs(w.cols); ++k) {
+        __m512bh wv[G];
+        for (int g = 0; g < G; ++g) wv[g] = (__m512bh)_mm512_loadu_si512(wg[g] + k * 64);
+        for (int c = 0; c < C; ++c) {
+            int32_t pair;
+            std::memcpy(&pair, x[c] + 4 * k, 4);
+            const __m512bh xv = (__m512bh)_mm512_set1_epi32(pair);
+            for (int g = 0; g < G; ++g) acc[g][c] = _mm512_dpbf16_ps(acc[g][c], wv[g], xv);
+        }
+    }
+    for (int g = 0; g < G; ++g)
+        for (int c = 0; c < C; ++c)
+            store_rows(y + (t0 + c) * w.rows + (g0 + g) * kPackRows, w.rows - (g0 + g) * kPackRows,
+                       acc[g][c]);
+}
+
 // ---- Dispatch -------------------------------------------------------------------------------
 
 using TileFn = void (*)(const WeightMatrix&, const uint8_t*, size_t, int64_t, int64_t, float*);
@@ -305,7 +352,9 @@ struct TileTable {
 
 template <TensorType T, int G, int... C>
 constexpr void fill_row(TileFn* row, std::integer_sequence<int, C...>) {
-    if constexpr (is_float(T)) {
+    if constexpr (T == TensorType::BF16) {
+        ((row[C] = bf16_tile<G, C + 1>), ...);
+    } else if constexpr (is_float(T)) {
         ((row[C] = float_tile<T, G, C + 1>), ...);
     } else {
         ((row[C] = quant_tile<T, G, C + 1>), ...);
@@ -370,8 +419,9 @@ KITE_AVX512 void quantize_biased(const float* x, BlockQ8Biased* out, int64_t col
 bool can_pack(TensorType type) {
     const CpuFeatures& f = cpu_features();
     if (!(f.avx512 && f.avx512_vnni && f.avx512_dq && f.f16c)) return false;
-    return is_float(type) || type == TensorType::Q8_0 || type == TensorType::Q4_0 ||
-           type == TensorType::Q4_1;
+    if (type == TensorType::BF16) return f.avx512_bf16;
+    return type == TensorType::F32 || type == TensorType::F16 || type == TensorType::Q8_0 ||
+           type == TensorType::Q4_0 || type == TensorType::Q4_1;
 }
 
 PackedBytes pack_weights(const WeightMatrix& w) {
@@ -391,6 +441,9 @@ PackedBytes pack_weights(const WeightMatrix& w) {
         case TensorType::Q4_1:
             pack_quant<BlockQ4_1>(w, out.get());
             break;
+        case TensorType::BF16:
+            pack_bf16(w, out.get());
+            break;
         default:
             pack_float(w, out.get());
     }
@@ -398,10 +451,17 @@ PackedBytes pack_weights(const WeightMatrix& w) {
 }
 
 size_t packed_activation_bytes(TensorType type, int64_t cols) {
+    if (type == TensorType::BF16) return static_cast<size_t>(bf16_pairs(cols)) * 4;
     return is_float(type) ? 0 : static_cast<size_t>(cols / kQK) * sizeof(BlockQ8Biased);
 }
 
-void prepare_packed_activation(TensorType, const float* x, uint8_t* dst, int64_t cols) {
+void prepare_packed_activation(TensorType type, const float* x, uint8_t* dst, int64_t cols) {
+    if (type == TensorType::BF16) {
+        auto* out = reinterpret_cast<uint16_t*>(dst);
+        std::transform(x, x + cols, out, f32_to_bf16);
+        if (cols % 2) out[cols] = 0;  // the padded column's partner
+        return;
+    }
     quantize_biased(x, reinterpret_cast<BlockQ8Biased*>(dst), cols);
 }
 

@@ -13,11 +13,12 @@
 //     q         Q8_0: 8 quads x 16 rows x 4 int8 weights
 //               Q4_0/Q4_1: 4 pairs x 16 rows x 4 bytes; the low nibbles are quad 2p, the
 //               high nibbles quad 2p+1 (Q4_0 nibbles hold w + 8, Q4_1 nibbles w)
-//   float (F32, F16, BF16): per group, per column, the 16 rows' values in the file's type.
+//   F32, F16: per group, per column, the 16 rows' values in the file's type.
+//   BF16: per group, per column pair, the 16 rows' two values (vdpbf16ps's operand).
 //
 // Activations for packed quantized weights are 8-bit blocks with 128 added (VNNI multiplies
 // unsigned by signed bytes), so each block sum carries +128 * sum(weights), which nsum
-// removes.
+// removes. BF16 weights take bf16 activation pairs; F32 and F16 weights read x as it is.
 #pragma once
 
 #include <cstddef>
@@ -45,14 +46,15 @@ struct AlignedFree {
 };
 using PackedBytes = std::unique_ptr<uint8_t[], AlignedFree>;
 
-// True when this CPU has a packed kernel for the weight type (AVX-512 with VNNI).
+// True when this CPU has a packed kernel for the weight type (AVX-512 with VNNI, and
+// AVX-512 BF16 for BF16 weights).
 bool can_pack(TensorType type);
 
 // Repacks w (see the layout above); can_pack(w.type) must hold. Rows past w.rows in the last
 // group are zero.
 PackedBytes pack_weights(const WeightMatrix& w);
 
-// Bytes of one activation row prepared for a packed matmul of w.type (0 for float types:
+// Bytes of one activation row prepared for a packed matmul of w.type (0 for F32 and F16:
 // they read x directly).
 size_t packed_activation_bytes(TensorType type, int64_t cols);
 

@@ -24,6 +24,8 @@ ActFormat activation_format(TensorType w) {
             return ActFormat::Q8_0;
         case TensorType::Q4_1:
             return ActFormat::Q8_1;
+        case TensorType::BF16:
+            return ActFormat::BF16;
         default:
             return ActFormat::F32;
     }
@@ -35,6 +37,8 @@ size_t activation_row_bytes(ActFormat f, size_t n) {
             return n / kQK * sizeof(BlockQ8_0);
         case ActFormat::Q8_1:
             return n / kQK * sizeof(BlockQ8_1);
+        case ActFormat::BF16:
+            return n * sizeof(uint16_t);
         case ActFormat::F32:
             break;
     }
@@ -74,6 +78,9 @@ void prepare_activation(ActFormat f, const float* x, void* dst, size_t n) {
         case ActFormat::Q8_1:
             quantize_activation(x, static_cast<BlockQ8_1*>(dst), n);
             return;
+        case ActFormat::BF16:
+            std::transform(x, x + n, static_cast<uint16_t*>(dst), f32_to_bf16);
+            return;
         case ActFormat::F32:
             std::copy(x, x + n, static_cast<float*>(dst));
             return;
@@ -102,9 +109,9 @@ float dot_f16_ref(const void* w, const void* a, size_t n) {
 
 float dot_bf16_ref(const void* w, const void* a, size_t n) {
     auto* x = static_cast<const uint16_t*>(w);
-    auto* y = static_cast<const float*>(a);
+    auto* y = static_cast<const uint16_t*>(a);
     float sum = 0;
-    for (size_t i = 0; i < n; ++i) sum += bf16_to_f32(x[i]) * y[i];
+    for (size_t i = 0; i < n; ++i) sum += bf16_to_f32(x[i]) * bf16_to_f32(y[i]);
     return sum;
 }
 
@@ -211,19 +218,20 @@ KITE_AVX2 float dot_f16_avx2(const void* w, const void* a, size_t n) {
     return sum;
 }
 
+KITE_AVX2 inline __m256 load_bf16x8(const uint16_t* p) {
+    const __m256i wide =
+        _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+}
+
 KITE_AVX2 float dot_bf16_avx2(const void* w, const void* a, size_t n) {
     auto* x = static_cast<const uint16_t*>(w);
-    auto* y = static_cast<const float*>(a);
+    auto* y = static_cast<const uint16_t*>(a);
     __m256 acc = _mm256_setzero_ps();
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256i wide =
-            _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)));
-        __m256 xf = _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
-        acc = _mm256_fmadd_ps(xf, _mm256_loadu_ps(y + i), acc);
-    }
+    for (; i + 8 <= n; i += 8) acc = _mm256_fmadd_ps(load_bf16x8(x + i), load_bf16x8(y + i), acc);
     float sum = hsum(acc);
-    for (; i < n; ++i) sum += bf16_to_f32(x[i]) * y[i];
+    for (; i < n; ++i) sum += bf16_to_f32(x[i]) * bf16_to_f32(y[i]);
     return sum;
 }
 

@@ -11,7 +11,8 @@ namespace kite {
 
 // How activations are prepared for a weight type.
 enum class ActFormat {
-    F32,   // F32, F16, BF16 weights: activations stay float
+    F32,   // F32 and F16 weights: activations stay float
+    BF16,  // BF16 weights: activations rounded to bf16, as llama.cpp and vdpbf16ps take them
     Q8_0,  // Q8_0 and Q4_0 weights
     Q8_1,  // Q4_1 weights: Q8_0 plus the scaled block sum
 };
