@@ -74,6 +74,28 @@ KITE_AVX512 inline __m512 load16(const void* base, TensorType type, int64_t offs
     return _mm512_loadu_ps(static_cast<const float*>(base) + offset);
 }
 
+// Lane j of the result: the sum of d[j]'s 16 lanes. Each level of shuffles and adds halves
+// the partial sums per position and doubles the positions per register (16 -> 8 -> 4 -> 2
+// -> 1): 31 shuffles and 15 adds for 16 scores, where 16 horizontal reductions take about
+// 8 operations each.
+KITE_AVX512 inline __m512 sum_lanes16(const __m512 d[16]) {
+    __m512 a[8], b[4], c[2];
+    for (int i = 0; i < 8; ++i)  // a[i]: 8 partials of d[2i], then 8 of d[2i+1]
+        a[i] = _mm512_add_ps(_mm512_shuffle_f32x4(d[2 * i], d[2 * i + 1], 0x44),
+                             _mm512_shuffle_f32x4(d[2 * i], d[2 * i + 1], 0xee));
+    for (int i = 0; i < 4; ++i)  // b[i]: 128-bit lane m holds 4 partials of d[4i + m]
+        b[i] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * i], a[2 * i + 1], 0x88),
+                             _mm512_shuffle_f32x4(a[2 * i], a[2 * i + 1], 0xdd));
+    for (int i = 0; i < 2; ++i)  // c[i]: lane m holds 2 partials of d[8i + m], d[8i + 4 + m]
+        c[i] = _mm512_add_ps(_mm512_shuffle_ps(b[2 * i], b[2 * i + 1], 0x44),
+                             _mm512_shuffle_ps(b[2 * i], b[2 * i + 1], 0xee));
+    // Element 4m + k holds the sum of d[m + 4k]; the index transposes that back.
+    const __m512 e =
+        _mm512_add_ps(_mm512_shuffle_ps(c[0], c[1], 0x88), _mm512_shuffle_ps(c[0], c[1], 0xdd));
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    return _mm512_permutexvar_ps(order, e);
+}
+
 // Query heads attended together: those sharing one KV head (grouped-query attention), so
 // each key and value row is loaded and converted once for all of them.
 constexpr int kMaxGroup = 8;
@@ -88,6 +110,7 @@ KITE_AVX512 void attend_heads_avx512(const PagedKvLayer& kv, int64_t head_dim, i
     __m512 qv[kMaxGroup][kMaxVecs], acc[kMaxGroup][kMaxVecs], row[kMaxVecs];
     float max_score[kMaxGroup], sum[kMaxGroup];
     float scores[kMaxGroup][64];
+    __m512 keys[16][kMaxVecs];
     for (int h = 0; h < n_q; ++h) {
         for (int i = 0; i < n_vecs; ++i) {
             qv[h][i] =
@@ -101,13 +124,25 @@ KITE_AVX512 void attend_heads_avx512(const PagedKvLayer& kv, int64_t head_dim, i
     for (int64_t start = 0; start <= last; start += bs) {
         const int64_t n = std::min(bs, last + 1 - start);
         const int64_t base = int64_t{block_table[start / bs]} * bs;
-        for (int64_t j = 0; j < n; ++j) {
-            const int64_t offset = (base + j) * kv.slot_elements + kv_head * head_dim;
-            for (int i = 0; i < n_vecs; ++i) row[i] = load16(kv.k, kv.type, offset + 16 * i);
+        // Scores 16 positions at a time: their keys converted once for all heads, and each
+        // head's 16 products summed across lanes together.
+        for (int64_t j0 = 0; j0 < n; j0 += 16) {
+            const int64_t m = std::min<int64_t>(16, n - j0);
+            for (int64_t j = 0; j < m; ++j) {
+                const int64_t offset = (base + j0 + j) * kv.slot_elements + kv_head * head_dim;
+                for (int i = 0; i < n_vecs; ++i)
+                    keys[j][i] = load16(kv.k, kv.type, offset + 16 * i);
+            }
+            for (int64_t j = m; j < 16; ++j)
+                for (int i = 0; i < n_vecs; ++i) keys[j][i] = _mm512_setzero_ps();
             for (int h = 0; h < n_q; ++h) {
-                __m512 dot = _mm512_mul_ps(qv[h][0], row[0]);
-                for (int i = 1; i < n_vecs; ++i) dot = _mm512_fmadd_ps(qv[h][i], row[i], dot);
-                scores[h][j] = _mm512_reduce_add_ps(dot);
+                __m512 dot[16];
+                for (int j = 0; j < 16; ++j) {
+                    dot[j] = _mm512_mul_ps(qv[h][0], keys[j][0]);
+                    for (int i = 1; i < n_vecs; ++i)
+                        dot[j] = _mm512_fmadd_ps(qv[h][i], keys[j][i], dot[j]);
+                }
+                _mm512_storeu_ps(scores[h] + j0, sum_lanes16(dot));
             }
         }
         for (int h = 0; h < n_q; ++h) {
