@@ -85,7 +85,8 @@ TEST(Matmul, ThreadedMatchesReferenceForEveryTokenCount) {
     std::mt19937 rng(9);
     ThreadPool pool(2);
     // 70 rows: the last row tile is partial; 96 columns: an odd number of 32-value blocks;
-    // 201 (float types only): an odd column, which BF16 pads to a pair.
+    // 201 (float types only): an odd column, which BF16 pads to a pair. 70 tokens: F16 weights
+    // are converted to F32 once per call from 64.
     const int64_t rows = 70;
     for (int64_t cols : {96, 128, 200, 201})
         for (TensorType type : {TensorType::F32, TensorType::F16, TensorType::BF16,
@@ -102,7 +103,7 @@ TEST(Matmul, ThreadedMatchesReferenceForEveryTokenCount) {
             WeightMatrix packed = m;
             const PackedBytes bytes = can_pack(type) ? pack_weights(m) : nullptr;
             packed.packed = bytes.get();
-            for (int64_t T : {1, 2, 3, 4, 5, 9, 16}) {
+            for (int64_t T : {1, 2, 3, 4, 5, 9, 16, 70}) {
                 std::vector<float> x = random_floats(T * cols, rng), y(T * rows), yp(T * rows),
                                    yr(T * rows);
                 std::vector<uint8_t> scratch(matmul_scratch_bytes(type, cols, T));

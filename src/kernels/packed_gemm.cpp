@@ -15,6 +15,7 @@
 #include <cstring>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "kernels/cpu_features.h"
@@ -204,12 +205,12 @@ KITE_AVX512 inline void store_rows(float* y, int64_t rows_left, __m512 v) {
 // G groups (16 G rows) times C tokens. Per block, each (group, token) gathers an int32 sum
 // for 16 rows from 8 VNNI steps, then one FMA scales it by the row and token scales.
 template <TensorType T, int G, int C>
-KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int64_t g0,
-                            int64_t t0, float* y) {
+KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
+                            size_t act_bytes, int64_t g0, int64_t t0, float* y) {
     const int64_t nb = w.cols / kQK;
     const QuantLayout l = quant_layout(T);
     GroupParts<const uint8_t> parts[G];
-    for (int g = 0; g < G; ++g) parts[g] = group_parts(w.packed + (g0 + g) * group_bytes(w), nb, l);
+    for (int g = 0; g < G; ++g) parts[g] = group_parts(groups + g * group_bytes(w), nb, l);
     const BlockQ8Biased* x[C];
     for (int c = 0; c < C; ++c)
         x[c] = reinterpret_cast<const BlockQ8Biased*>(act + (t0 + c) * act_bytes);
@@ -275,11 +276,11 @@ KITE_AVX512 inline __m512 load_float_rows(const uint8_t* p) {
 
 // G groups times C tokens for F32 and F16 weights: per column, one FMA per (group, token).
 template <TensorType T, int G, int C>
-KITE_AVX512 void float_tile(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int64_t g0,
-                            int64_t t0, float* y) {
+KITE_AVX512 void float_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
+                            size_t act_bytes, int64_t g0, int64_t t0, float* y) {
     constexpr int64_t kColBytes = kPackRows * (T == TensorType::F32 ? 4 : 2);
-    const uint8_t* wg[G];
-    for (int g = 0; g < G; ++g) wg[g] = w.packed + (g0 + g) * group_bytes(w);
+    const uint8_t* wg[G];  // T, not w.type: F16 groups may come converted to F32
+    for (int g = 0; g < G; ++g) wg[g] = groups + g * w.cols * kColBytes;
     const float* x[C];
     for (int c = 0; c < C; ++c) x[c] = reinterpret_cast<const float*>(act + (t0 + c) * act_bytes);
 
@@ -308,10 +309,10 @@ KITE_AVX512 void float_tile(const WeightMatrix& w, const uint8_t* act, size_t ac
 // G groups times C tokens for BF16 weights and bf16 activation pairs: one vdpbf16ps per
 // (group, token) and column pair multiplies 2 columns of 16 rows, no conversion needed.
 template <int G, int C>
-KITE_AVX512_BF16 void bf16_tile(const WeightMatrix& w, const uint8_t* act, size_t act_bytes,
-                                int64_t g0, int64_t t0, float* y) {
+KITE_AVX512_BF16 void bf16_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
+                                size_t act_bytes, int64_t g0, int64_t t0, float* y) {
     const uint8_t* wg[G];
-    for (int g = 0; g < G; ++g) wg[g] = w.packed + (g0 + g) * group_bytes(w);
+    for (int g = 0; g < G; ++g) wg[g] = groups + g * group_bytes(w);
     const uint8_t* x[C];
     for (int c = 0; c < C; ++c) x[c] = act + (t0 + c) * act_bytes;
 
@@ -334,9 +335,18 @@ KITE_AVX512_BF16 void bf16_tile(const WeightMatrix& w, const uint8_t* act, size_
                        acc[g][c]);
 }
 
+// n (a multiple of 16) f16 values to f32.
+KITE_AVX512 void convert_f16_to_f32(const uint16_t* src, float* dst, int64_t n) {
+    for (int64_t i = 0; i < n; i += 16) _mm512_storeu_ps(dst + i, load_f16x16(src + i));
+}
+
+// Tokens from which F16 weights are converted to F32 once per call (see packed_gemm).
+constexpr int64_t kConvertTokens = 64;
+
 // ---- Dispatch -------------------------------------------------------------------------------
 
-using TileFn = void (*)(const WeightMatrix&, const uint8_t*, size_t, int64_t, int64_t, float*);
+using TileFn = void (*)(const WeightMatrix&, const uint8_t*, const uint8_t*, size_t, int64_t,
+                        int64_t, float*);
 
 // Most tokens per tile: quantized tiles hold an int32 sum and a float accumulator per
 // (group, token), so 2 groups x 4 tokens fill the registers; float tiles hold only the
@@ -471,17 +481,33 @@ int64_t packed_tile_groups(int64_t n_tokens) {
     return n_tokens == 1 ? 4 : 2;
 }
 
+// F16 groups converted to F32 once for all the token tiles of a long prefill: the F32 tile
+// then runs without a conversion per weight register (it converted each one n_tokens / 8
+// times). One buffer per thread, grown at the first long matmul and kept.
+static const uint8_t* converted_f16_groups(const WeightMatrix& w, int64_t g, int64_t groups) {
+    thread_local std::vector<float> buffer;
+    const int64_t n = groups * kPackRows * w.cols;
+    if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(n);
+    convert_f16_to_f32(reinterpret_cast<const uint16_t*>(w.packed + g * group_bytes(w)),
+                       buffer.data(), n);
+    return reinterpret_cast<const uint8_t*>(buffer.data());
+}
+
 void packed_gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int64_t n_tokens,
                  float* y, int64_t group_begin, int64_t group_end) {
-    const TileTable& t = table(w.type);
+    const int64_t per_tile = tile_tokens(w.type);
+    const bool convert = w.type == TensorType::F16 && n_tokens >= kConvertTokens;
+    const TileTable& t = table(convert ? TensorType::F32 : w.type);
     const int64_t want = packed_tile_groups(n_tokens);
     for (int64_t g = group_begin; g < group_end;) {
         const int64_t left = group_end - g;
         const int64_t groups = left >= want ? want : (left >= 2 ? 2 : 1);
         const int level = groups == 4 ? 2 : static_cast<int>(groups - 1);
-        const int64_t per_tile = tile_tokens(w.type);
+        const uint8_t* bytes =
+            convert ? converted_f16_groups(w, g, groups) : w.packed + g * group_bytes(w);
         for (int64_t tok = 0; tok < n_tokens; tok += per_tile)
-            t.fn[level][std::min(per_tile, n_tokens - tok) - 1](w, act, act_bytes, g, tok, y);
+            t.fn[level][std::min(per_tile, n_tokens - tok) - 1](w, bytes, act, act_bytes, g, tok,
+                                                                y);
         g += groups;
     }
 }
