@@ -121,6 +121,39 @@ TEST(Matmul, ThreadedMatchesReferenceForEveryTokenCount) {
         }
 }
 
+// Both BF16 products (vdpbf16ps, and widening to f32 for FMA) on the same packed bytes.
+TEST(Matmul, BothBf16KernelsMatchReference) {
+    if (!can_pack(TensorType::BF16)) GTEST_SKIP() << "no packed kernels on this CPU";
+    std::mt19937 rng(11);
+    ThreadPool pool(2);
+    const Bf16Kernel chosen = bf16_kernel();
+    std::vector<Bf16Kernel> kernels = {Bf16Kernel::Widen};
+    if (cpu_features().avx512_bf16) kernels.push_back(Bf16Kernel::Dot);
+    const int64_t rows = 40, cols = 97;
+    std::vector<float> w = random_floats(rows * cols, rng);
+    std::vector<uint8_t> wq(row_bytes(TensorType::BF16, cols) * rows);
+    for (int64_t r = 0; r < rows; ++r)
+        quantize_row(TensorType::BF16, &w[r * cols], &wq[r * row_bytes(TensorType::BF16, cols)],
+                     cols);
+    WeightMatrix m{TensorType::BF16, wq.data(), rows, cols, row_bytes(TensorType::BF16, cols)};
+    const PackedBytes bytes = pack_weights(m);
+    WeightMatrix packed = m;
+    packed.packed = bytes.get();
+    for (Bf16Kernel kernel : kernels) {
+        set_bf16_kernel(kernel);
+        for (int64_t T : {1, 3, 9, 70}) {  // 70: widened BF16 goes through F32 groups
+            std::vector<float> x = random_floats(T * cols, rng), yp(T * rows), yr(T * rows);
+            std::vector<uint8_t> scratch(matmul_scratch_bytes(TensorType::BF16, cols, T));
+            matmul(packed, x.data(), T, yp.data(), scratch.data(), pool);
+            matmul_reference(m, x.data(), T, yr.data(), scratch.data());
+            for (int64_t i = 0; i < T * rows; ++i)
+                ASSERT_NEAR(yp[i], yr[i], 1e-3f)
+                    << (kernel == Bf16Kernel::Dot ? "dot" : "widen") << " T " << T << " i " << i;
+        }
+    }
+    set_bf16_kernel(chosen);
+}
+
 TEST(Matmul, SharedInputMatchesSeparateProducts) {
     // Q, K and V shapes: one prepared input, one job over all three matrices' rows.
     std::mt19937 rng(4);

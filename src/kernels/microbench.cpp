@@ -323,6 +323,28 @@ std::vector<ComputeResult> measure_compute_peaks(ThreadPool& pool, double second
     return results;
 }
 
+bool bf16_dot_outruns_fp32_fma() {
+#if defined(__x86_64__)
+    if (!(cpu_features().avx512 && cpu_features().avx512_bf16)) return false;
+    constexpr int64_t kIters = 1 << 15;  // about 0.1-0.4 ms a run
+    double fma = 1e9, dot = 1e9;
+    for (int run = 0; run < 5; ++run) {  // alternated, best of each
+        float out[2];
+        auto start = std::chrono::steady_clock::now();
+        fp32_avx512(kIters, 1.0f, &out[0]);
+        fma = std::min(fma, seconds_since(start));
+        start = std::chrono::steady_clock::now();
+        bf16_avx512(kIters, 1.0f, &out[1]);
+        dot = std::min(dot, seconds_since(start));
+        sink(static_cast<uint64_t>(static_cast<int64_t>(out[0] + out[1])));
+    }
+    // An iteration is 16 FMAs of 16 products, or 16 dots of 32.
+    return 32 / dot > 16 / fma;
+#else
+    return false;
+#endif
+}
+
 ComputeResult best_of_kind(const std::vector<ComputeResult>& results, ComputeKind kind) {
     ComputeResult best;
     best.kind = kind;

@@ -40,6 +40,11 @@ struct ComputeResult {
 // several timed runs). A dot product of n pairs counts 2n operations, like n FMAs.
 std::vector<ComputeResult> measure_compute_peaks(ThreadPool& pool, double seconds = 0.2);
 
+// Whether vdpbf16ps multiplies faster than f32 FMA on one core of this CPU, in products
+// per second (it does twice the products per instruction, but some CPUs issue it at a
+// fraction of FMA's rate). About 2 ms, timed on the calling thread; false without AVX-512 BF16.
+bool bf16_dot_outruns_fp32_fma();
+
 // The fastest result of each kind (ops_per_second 0 when the CPU has no kernel for it).
 ComputeResult best_of_kind(const std::vector<ComputeResult>& results, ComputeKind kind);
 

@@ -10,6 +10,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,7 @@
 
 #include "core/error.h"
 #include "kernels/cpu_features.h"
+#include "kernels/microbench.h"
 #include "quant/blocks.h"
 #include "quant/fp16.h"
 
@@ -340,8 +342,66 @@ KITE_AVX512 void convert_f16_to_f32(const uint16_t* src, float* dst, int64_t n) 
     for (int64_t i = 0; i < n; i += 16) _mm512_storeu_ps(dst + i, load_f16x16(src + i));
 }
 
-// Tokens from which F16 weights are converted to F32 once per call (see packed_gemm).
+// The column pairs of `groups` BF16 groups to F32 groups of w.cols columns.
+KITE_AVX512 void widen_bf16_pairs(const WeightMatrix& w, const uint8_t* src, float* dst,
+                                  int64_t groups) {
+    const __m512i high = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
+    for (int64_t g = 0; g < groups; ++g, src += group_bytes(w), dst += kPackRows * w.cols)
+        for (int64_t k = 0; k < w.cols; k += 2) {
+            const __m512i v = _mm512_loadu_si512(src + k * 32);
+            _mm512_storeu_ps(dst + k * kPackRows, _mm512_castsi512_ps(_mm512_slli_epi32(v, 16)));
+            if (k + 1 < w.cols)
+                _mm512_storeu_ps(dst + (k + 1) * kPackRows,
+                                 _mm512_castsi512_ps(_mm512_and_si512(v, high)));
+        }
+}
+
+// Tokens from which F16 (and widened BF16) weights are converted to F32 once per call (see
+// packed_gemm).
 constexpr int64_t kConvertTokens = 64;
+
+// The same product as bf16_tile with f32 FMAs, for CPUs that run vdpbf16ps slowly. Each
+// 32-bit lane of a pair register holds row r's columns 2k (low half) and 2k + 1 (high half):
+// a shift and a mask widen them, and the activations come as f32 already rounded to bf16.
+template <int G, int C>
+KITE_AVX512 void bf16_widen_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
+                                 size_t act_bytes, int64_t g0, int64_t t0, float* y) {
+    const uint8_t* wg[G];
+    for (int g = 0; g < G; ++g) wg[g] = groups + g * group_bytes(w);
+    const float* x[C];
+    for (int c = 0; c < C; ++c) x[c] = reinterpret_cast<const float*>(act + (t0 + c) * act_bytes);
+
+    const __m512i high = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
+    __m512 acc[G][C];
+    for (int g = 0; g < G; ++g)
+        for (int c = 0; c < C; ++c) acc[g][c] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < bf16_pairs(w.cols); ++k) {
+        __m512 even[G], odd[G];
+        for (int g = 0; g < G; ++g) {
+            const __m512i v = _mm512_loadu_si512(wg[g] + k * 64);
+            even[g] = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+            odd[g] = _mm512_castsi512_ps(_mm512_and_si512(v, high));
+        }
+        for (int c = 0; c < C; ++c) {
+            const __m512 xe = _mm512_set1_ps(x[c][2 * k]), xo = _mm512_set1_ps(x[c][2 * k + 1]);
+            for (int g = 0; g < G; ++g) {
+                acc[g][c] = _mm512_fmadd_ps(even[g], xe, acc[g][c]);
+                acc[g][c] = _mm512_fmadd_ps(odd[g], xo, acc[g][c]);
+            }
+        }
+    }
+    for (int g = 0; g < G; ++g)
+        for (int c = 0; c < C; ++c)
+            store_rows(y + (t0 + c) * w.rows + (g0 + g) * kPackRows, w.rows - (g0 + g) * kPackRows,
+                       acc[g][c]);
+}
+
+// BF16 product per process: vdpbf16ps where it measured faster than FMA on this CPU.
+std::atomic<Bf16Kernel>& bf16_kernel_choice() {
+    static std::atomic<Bf16Kernel> choice{bf16_dot_outruns_fp32_fma() ? Bf16Kernel::Dot
+                                                                      : Bf16Kernel::Widen};
+    return choice;
+}
 
 // ---- Dispatch -------------------------------------------------------------------------------
 
@@ -360,9 +420,12 @@ struct TileTable {
     TileFn fn[3][8];  // [log2 groups][tokens - 1]
 };
 
-template <TensorType T, int G, int... C>
+// kWiden: BF16 tiles with FMA instead of vdpbf16ps (see bf16_widen_tile).
+template <TensorType T, bool kWiden, int G, int... C>
 constexpr void fill_row(TileFn* row, std::integer_sequence<int, C...>) {
-    if constexpr (T == TensorType::BF16) {
+    if constexpr (T == TensorType::BF16 && kWiden) {
+        ((row[C] = bf16_widen_tile<G, C + 1>), ...);
+    } else if constexpr (T == TensorType::BF16) {
         ((row[C] = bf16_tile<G, C + 1>), ...);
     } else if constexpr (is_float(T)) {
         ((row[C] = float_tile<T, G, C + 1>), ...);
@@ -371,13 +434,13 @@ constexpr void fill_row(TileFn* row, std::integer_sequence<int, C...>) {
     }
 }
 
-template <TensorType T>
+template <TensorType T, bool kWiden = false>
 constexpr TileTable make_table() {
     TileTable t{};
     constexpr auto tokens = std::make_integer_sequence<int, tile_tokens(T)>{};
-    fill_row<T, 1>(t.fn[0], tokens);
-    fill_row<T, 2>(t.fn[1], tokens);
-    fill_row<T, 4>(t.fn[2], tokens);
+    fill_row<T, kWiden, 1>(t.fn[0], tokens);
+    fill_row<T, kWiden, 2>(t.fn[1], tokens);
+    fill_row<T, kWiden, 4>(t.fn[2], tokens);
     return t;
 }
 
@@ -386,7 +449,8 @@ const TileTable& table(TensorType t) {
                            q40 = make_table<TensorType::Q4_0>(),
                            q41 = make_table<TensorType::Q4_1>(),
                            f32 = make_table<TensorType::F32>(), f16 = make_table<TensorType::F16>(),
-                           bf16 = make_table<TensorType::BF16>();
+                           bf16 = make_table<TensorType::BF16>(),
+                           bf16_widened = make_table<TensorType::BF16, true>();
     switch (t) {
         case TensorType::Q8_0:
             return q8;
@@ -399,7 +463,7 @@ const TileTable& table(TensorType t) {
         case TensorType::F16:
             return f16;
         default:
-            return bf16;
+            return bf16_kernel() == Bf16Kernel::Dot ? bf16 : bf16_widened;
     }
 }
 
@@ -429,9 +493,8 @@ KITE_AVX512 void quantize_biased(const float* x, BlockQ8Biased* out, int64_t col
 bool can_pack(TensorType type) {
     const CpuFeatures& f = cpu_features();
     if (!(f.avx512 && f.avx512_vnni && f.avx512_dq && f.f16c)) return false;
-    if (type == TensorType::BF16) return f.avx512_bf16;
-    return type == TensorType::F32 || type == TensorType::F16 || type == TensorType::Q8_0 ||
-           type == TensorType::Q4_0 || type == TensorType::Q4_1;
+    return is_float(type) || type == TensorType::Q8_0 || type == TensorType::Q4_0 ||
+           type == TensorType::Q4_1;
 }
 
 PackedBytes pack_weights(const WeightMatrix& w) {
@@ -460,16 +523,33 @@ PackedBytes pack_weights(const WeightMatrix& w) {
     return out;
 }
 
+Bf16Kernel bf16_kernel() {
+    return bf16_kernel_choice().load(std::memory_order_relaxed);
+}
+
+void set_bf16_kernel(Bf16Kernel kernel) {
+    if (kernel == Bf16Kernel::Dot && !cpu_features().avx512_bf16)
+        fail("set_bf16_kernel: this CPU has no AVX-512 BF16");
+    bf16_kernel_choice().store(kernel, std::memory_order_relaxed);
+}
+
 size_t packed_activation_bytes(TensorType type, int64_t cols) {
-    if (type == TensorType::BF16) return static_cast<size_t>(bf16_pairs(cols)) * 4;
+    if (type == TensorType::BF16)  // bf16 pairs, or their f32 values
+        return static_cast<size_t>(bf16_pairs(cols)) * (bf16_kernel() == Bf16Kernel::Dot ? 4 : 8);
     return is_float(type) ? 0 : static_cast<size_t>(cols / kQK) * sizeof(BlockQ8Biased);
 }
 
 void prepare_packed_activation(TensorType type, const float* x, uint8_t* dst, int64_t cols) {
-    if (type == TensorType::BF16) {
+    if (type == TensorType::BF16 && bf16_kernel() == Bf16Kernel::Dot) {
         auto* out = reinterpret_cast<uint16_t*>(dst);
         std::transform(x, x + cols, out, f32_to_bf16);
         if (cols % 2) out[cols] = 0;  // the padded column's partner
+        return;
+    }
+    if (type == TensorType::BF16) {
+        auto* out = reinterpret_cast<float*>(dst);
+        std::transform(x, x + cols, out, [](float v) { return bf16_to_f32(f32_to_bf16(v)); });
+        if (cols % 2) out[cols] = 0.0f;
         return;
     }
     quantize_biased(x, reinterpret_cast<BlockQ8Biased*>(dst), cols);
@@ -481,22 +561,33 @@ int64_t packed_tile_groups(int64_t n_tokens) {
     return n_tokens == 1 ? 4 : 2;
 }
 
-// F16 groups converted to F32 once for all the token tiles of a long prefill: the F32 tile
-// then runs without a conversion per weight register (it converted each one n_tokens / 8
+// F16 or BF16 groups converted to F32 once for all the token tiles of a long prefill: the F32
+// tile then runs without a conversion per weight register (it converted each one n_tokens / 8
 // times). One buffer per thread, grown at the first long matmul and kept.
-static const uint8_t* converted_f16_groups(const WeightMatrix& w, int64_t g, int64_t groups) {
+static const uint8_t* groups_as_f32(const WeightMatrix& w, int64_t g, int64_t groups) {
     thread_local std::vector<float> buffer;
     const int64_t n = groups * kPackRows * w.cols;
     if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(n);
-    convert_f16_to_f32(reinterpret_cast<const uint16_t*>(w.packed + g * group_bytes(w)),
-                       buffer.data(), n);
+    const uint8_t* src = w.packed + g * group_bytes(w);
+    if (w.type == TensorType::F16)
+        convert_f16_to_f32(reinterpret_cast<const uint16_t*>(src), buffer.data(), n);
+    else
+        widen_bf16_pairs(w, src, buffer.data(), groups);
     return reinterpret_cast<const uint8_t*>(buffer.data());
+}
+
+// Whether packed_gemm converts w's groups to F32 first: for float types without a faster
+// multiply of their own (vdpbf16ps is one), once enough tokens reuse each group.
+static bool converts_to_f32(const WeightMatrix& w, int64_t n_tokens) {
+    if (n_tokens < kConvertTokens) return false;
+    return w.type == TensorType::F16 ||
+           (w.type == TensorType::BF16 && bf16_kernel() == Bf16Kernel::Widen);
 }
 
 void packed_gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int64_t n_tokens,
                  float* y, int64_t group_begin, int64_t group_end) {
     const int64_t per_tile = tile_tokens(w.type);
-    const bool convert = w.type == TensorType::F16 && n_tokens >= kConvertTokens;
+    const bool convert = converts_to_f32(w, n_tokens);
     const TileTable& t = table(convert ? TensorType::F32 : w.type);
     const int64_t want = packed_tile_groups(n_tokens);
     for (int64_t g = group_begin; g < group_end;) {
@@ -504,7 +595,7 @@ void packed_gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, in
         const int64_t groups = left >= want ? want : (left >= 2 ? 2 : 1);
         const int level = groups == 4 ? 2 : static_cast<int>(groups - 1);
         const uint8_t* bytes =
-            convert ? converted_f16_groups(w, g, groups) : w.packed + g * group_bytes(w);
+            convert ? groups_as_f32(w, g, groups) : w.packed + g * group_bytes(w);
         for (int64_t tok = 0; tok < n_tokens; tok += per_tile)
             t.fn[level][std::min(per_tile, n_tokens - tok) - 1](w, bytes, act, act_bytes, g, tok,
                                                                 y);

@@ -16,6 +16,10 @@
 //   F32, F16: per group, per column, the 16 rows' values in the file's type.
 //   BF16: per group, per column pair, the 16 rows' two values (vdpbf16ps's operand).
 //
+// BF16 weights meet activations rounded to bf16, as llama.cpp's do. vdpbf16ps multiplies
+// 32 pairs per instruction; where that multiplies fewer pairs per second than f32 FMAs do
+// (0.45x on an Intel Xeon we measured, 2x on AMD Zen 4), the pairs are widened to f32.
+//
 // Activations for packed quantized weights are 8-bit blocks with 128 added (VNNI multiplies
 // unsigned by signed bytes), so each block sum carries +128 * sum(weights), which nsum
 // removes. BF16 weights take bf16 activation pairs; F32 and F16 weights read x as it is.
@@ -28,6 +32,13 @@
 #include "kernels/matmul.h"
 
 namespace kite {
+
+// How packed BF16 weights are multiplied: chosen once per process by timing both on this
+// CPU (bf16_dot_outruns_fp32_fma). Both read the same packed bytes.
+enum class Bf16Kernel { Dot, Widen };
+Bf16Kernel bf16_kernel();
+// Tests run both (Dot needs AVX-512 BF16). Changes activation sizes: not while matmuls run.
+void set_bf16_kernel(Bf16Kernel kernel);
 
 // Rows per packed group.
 constexpr int64_t kPackRows = 16;
@@ -46,8 +57,7 @@ struct AlignedFree {
 };
 using PackedBytes = std::unique_ptr<uint8_t[], AlignedFree>;
 
-// True when this CPU has a packed kernel for the weight type (AVX-512 with VNNI, and
-// AVX-512 BF16 for BF16 weights).
+// True when this CPU has a packed kernel for the weight type (AVX-512 with VNNI).
 bool can_pack(TensorType type);
 
 // Repacks w (see the layout above); can_pack(w.type) must hold. Rows past w.rows in the last
