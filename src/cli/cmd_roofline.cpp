@@ -10,6 +10,7 @@
 #include "cli/engine_options.h"
 #include "core/error.h"
 #include "engine/roofline.h"
+#include "kernels/packed_gemm.h"
 #include "kv/kv_cache.h"
 #include "model/model_cost.h"
 
@@ -152,6 +153,11 @@ void run(const RooflineOptions& o) {
     for (const ComputeResult& r : peaks.compute)
         fmt::print("  {:<9} {:<12} {:<25} {:>12.1f} {:>22.1f}\n", compute_kind_name(r.kind), r.isa,
                    r.instruction, r.ops_per_second / 1e9, r.ops_per_second / 1e9 / peaks.read_gbs);
+    if (cpu_features().avx512_bf16)
+        fmt::print("  BF16 weights multiply with {}\n",
+                   bf16_kernel() == Bf16Kernel::Dot
+                       ? "vdpbf16ps (faster than fp32 FMA on one core here)"
+                       : "fp32 FMA (vdpbf16ps is slower on one core here)");
     fmt::print("accelerators (dense bf16):\n");
     for (const Accelerator& a : kAccelerators)
         fmt::print("  {:<9} C = {:.1f} TFLOP/s, W = {:.2f} TB/s, threshold C/W = {:.1f} FLOP/B\n",

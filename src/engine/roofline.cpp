@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "kernels/packed_gemm.h"
+
 namespace kite {
 
 double MachinePeaks::gflops(ComputeKind kind) const {
@@ -27,7 +29,8 @@ ComputeKind compute_kind_for(TensorType t, const CpuFeatures& cpu) {
         case TensorType::F16:
             return ComputeKind::Fp32Fma;
         case TensorType::BF16:
-            return cpu.avx512_bf16 ? ComputeKind::Bf16Dot : ComputeKind::Fp32Fma;
+            return cpu.avx512_bf16 && bf16_kernel() == Bf16Kernel::Dot ? ComputeKind::Bf16Dot
+                                                                       : ComputeKind::Fp32Fma;
         default:
             return cpu.avx2 || cpu.avx512_vnni ? ComputeKind::Int8Dot : ComputeKind::Fp32Fma;
     }

@@ -32,8 +32,9 @@ struct PeakOptions {
 // Runs the microbenchmarks of kernels/microbench.h on every thread of `pool`.
 MachinePeaks measure_machine_peaks(ThreadPool& pool, const PeakOptions& options = {});
 
-// The arithmetic a good kernel for this weight type runs at: int8 dot for quantized blocks
-// (activations quantized to 8 bits), bf16 dot for BF16 where the CPU has it, else fp32 FMA.
+// The arithmetic Kite's kernel for this weight type runs at: int8 dot for quantized blocks
+// (activations quantized to 8 bits), bf16 dot for BF16 where the packed kernels chose
+// vdpbf16ps (see bf16_kernel), else fp32 FMA.
 ComputeKind compute_kind_for(TensorType weight_type, const CpuFeatures& cpu);
 
 // The type holding most of a model file's matrix bytes, e.g. Q4_1 for the default model.
