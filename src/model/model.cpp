@@ -37,6 +37,7 @@ std::unique_ptr<Model> Model::load(const std::string& path) {
         fail("'{}': head dimension {} is not supported (at most {})", path, m->config_.head_dim,
              kMaxHeadDim);
     m->weights_ = bind_weights(*m->file_, m->config_);
+    pack_matrices(*m->file_, m->weights_);
     return m;
 }
 

@@ -46,13 +46,6 @@ void pack(const GgufFile& f, WeightMatrix& m, std::vector<PackedBytes>& owner) {
     f.drop_pages(m.data, m.rows * m.row_bytes);
 }
 
-void pack_matrices(const GgufFile& f, ModelWeights& w) {
-    for (LayerWeights& l : w.layers)
-        for (WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
-            pack(f, *m, w.packed);
-    pack(f, w.output, w.packed);
-}
-
 }  // namespace
 
 ModelWeights bind_weights(const GgufFile& f, const ModelConfig& c) {
@@ -76,8 +69,14 @@ ModelWeights bind_weights(const GgufFile& f, const ModelConfig& c) {
     w.output_norm = vector(f, "output_norm.weight", c.n_embd);
     w.output = f.find_tensor("output.weight") ? matrix(f, "output.weight", c.n_embd, c.n_vocab)
                                               : w.token_embd;
-    pack_matrices(f, w);
     return w;
+}
+
+void pack_matrices(const GgufFile& f, ModelWeights& w) {
+    for (LayerWeights& l : w.layers)
+        for (WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
+            pack(f, *m, w.packed);
+    pack(f, w.output, w.packed);
 }
 
 }  // namespace kite

@@ -1,6 +1,6 @@
 // The llama-family weights of a GGUF file, bound in place. Where this CPU has packed matrix
-// kernels, each matrix is also repacked once at load (packed_gemm.h); the token embedding
-// keeps being read from the file.
+// kernels, a model for inference also repacks each matrix once at load (packed_gemm.h); the
+// token embedding keeps being read from the file.
 #pragma once
 
 #include <string>
@@ -31,5 +31,9 @@ struct ModelWeights {
 // Throws kite::Error naming the tensor for a missing tensor, a wrong shape or a type Kite
 // cannot compute with.
 ModelWeights bind_weights(const GgufFile& file, const ModelConfig& config);
+
+// Repacks every matrix this CPU has a packed kernel for, and drops the file's pages of them
+// from the resident set. Only for inference: shapes and sizes need no packing.
+void pack_matrices(const GgufFile& file, ModelWeights& weights);
 
 }  // namespace kite
