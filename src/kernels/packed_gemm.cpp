@@ -204,6 +204,22 @@ KITE_AVX512 inline void store_rows(float* y, int64_t rows_left, __m512 v) {
         _mm512_mask_storeu_ps(y, static_cast<__mmask16>((1u << rows_left) - 1), v);
 }
 
+// A tile's accumulators: (group g, token c) holds 16 rows of token t0 + c.
+template <int G, int C>
+KITE_AVX512 inline void zero_tile(__m512 (&acc)[G][C]) {
+    for (int g = 0; g < G; ++g)
+        for (int c = 0; c < C; ++c) acc[g][c] = _mm512_setzero_ps();
+}
+
+template <int G, int C>
+KITE_AVX512 inline void store_tile(const __m512 (&acc)[G][C], const WeightMatrix& w, int64_t g0,
+                                   int64_t t0, float* y) {
+    for (int g = 0; g < G; ++g)
+        for (int c = 0; c < C; ++c)
+            store_rows(y + (t0 + c) * w.rows + (g0 + g) * kPackRows, w.rows - (g0 + g) * kPackRows,
+                       acc[g][c]);
+}
+
 // G groups (16 G rows) times C tokens. Per block, each (group, token) gathers an int32 sum
 // for 16 rows from 8 VNNI steps, then one FMA scales it by the row and token scales.
 template <TensorType T, int G, int C>
@@ -218,8 +234,7 @@ KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const 
         x[c] = reinterpret_cast<const BlockQ8Biased*>(act + (t0 + c) * act_bytes);
 
     __m512 acc[G][C];
-    for (int g = 0; g < G; ++g)
-        for (int c = 0; c < C; ++c) acc[g][c] = _mm512_setzero_ps();
+    zero_tile(acc);
 
     for (int64_t b = 0; b < nb; ++b) {
         __m512i sum[G][C];
@@ -264,10 +279,7 @@ KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const 
             }
         }
     }
-    for (int g = 0; g < G; ++g)
-        for (int c = 0; c < C; ++c)
-            store_rows(y + (t0 + c) * w.rows + (g0 + g) * kPackRows, w.rows - (g0 + g) * kPackRows,
-                       acc[g][c]);
+    store_tile(acc, w, g0, t0, y);
 }
 
 template <TensorType T>
@@ -287,8 +299,7 @@ KITE_AVX512 void float_tile(const WeightMatrix& w, const uint8_t* groups, const 
     for (int c = 0; c < C; ++c) x[c] = reinterpret_cast<const float*>(act + (t0 + c) * act_bytes);
 
     __m512 acc[G][C];
-    for (int g = 0; g < G; ++g)
-        for (int c = 0; c < C; ++c) acc[g][c] = _mm512_setzero_ps();
+    zero_tile(acc);
     for (int64_t k = 0; k < w.cols; ++k) {
         __m512 wv[G];
         for (int g = 0; g < G; ++g) wv[g] = load_float_rows<T>(wg[g] + k * kColBytes);
@@ -297,10 +308,7 @@ KITE_AVX512 void float_tile(const WeightMatrix& w, const uint8_t* groups, const 
             for (int g = 0; g < G; ++g) acc[g][c] = _mm512_fmadd_ps(wv[g], xv, acc[g][c]);
         }
     }
-    for (int g = 0; g < G; ++g)
-        for (int c = 0; c < C; ++c)
-            store_rows(y + (t0 + c) * w.rows + (g0 + g) * kPackRows, w.rows - (g0 + g) * kPackRows,
-                       acc[g][c]);
+    store_tile(acc, w, g0, t0, y);
 }
 
 #define KITE_AVX512_BF16                                                        \
@@ -319,8 +327,7 @@ KITE_AVX512_BF16 void bf16_tile(const WeightMatrix& w, const uint8_t* groups, co
     for (int c = 0; c < C; ++c) x[c] = act + (t0 + c) * act_bytes;
 
     __m512 acc[G][C];
-    for (int g = 0; g < G; ++g)
-        for (int c = 0; c < C; ++c) acc[g][c] = _mm512_setzero_ps();
+    zero_tile(acc);
     for (int64_t k = 0; k < bf16_pairs(w.cols); ++k) {
         __m512bh wv[G];
         for (int g = 0; g < G; ++g) wv[g] = (__m512bh)_mm512_loadu_si512(wg[g] + k * 64);
@@ -331,10 +338,7 @@ KITE_AVX512_BF16 void bf16_tile(const WeightMatrix& w, const uint8_t* groups, co
             for (int g = 0; g < G; ++g) acc[g][c] = _mm512_dpbf16_ps(acc[g][c], wv[g], xv);
         }
     }
-    for (int g = 0; g < G; ++g)
-        for (int c = 0; c < C; ++c)
-            store_rows(y + (t0 + c) * w.rows + (g0 + g) * kPackRows, w.rows - (g0 + g) * kPackRows,
-                       acc[g][c]);
+    store_tile(acc, w, g0, t0, y);
 }
 
 // n (a multiple of 16) f16 values to f32.
@@ -373,8 +377,7 @@ KITE_AVX512 void bf16_widen_tile(const WeightMatrix& w, const uint8_t* groups, c
 
     const __m512i high = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
     __m512 acc[G][C];
-    for (int g = 0; g < G; ++g)
-        for (int c = 0; c < C; ++c) acc[g][c] = _mm512_setzero_ps();
+    zero_tile(acc);
     for (int64_t k = 0; k < bf16_pairs(w.cols); ++k) {
         __m512 even[G], odd[G];
         for (int g = 0; g < G; ++g) {
@@ -390,10 +393,7 @@ KITE_AVX512 void bf16_widen_tile(const WeightMatrix& w, const uint8_t* groups, c
             }
         }
     }
-    for (int g = 0; g < G; ++g)
-        for (int c = 0; c < C; ++c)
-            store_rows(y + (t0 + c) * w.rows + (g0 + g) * kPackRows, w.rows - (g0 + g) * kPackRows,
-                       acc[g][c]);
+    store_tile(acc, w, g0, t0, y);
 }
 
 // BF16 product per process: vdpbf16ps where it measured faster than FMA on this CPU.
