@@ -258,18 +258,22 @@ TEST(Ops, RopeRotatesPairsByPositionAngles) {
 // Attention through a shuffled block table equals plain softmax attention.
 // Shapes: 2 query heads per KV head, and 12 (attended 6 at a time). Heads sharing a KV head
 // are attended together when tokens x KV heads make at least 4 jobs per thread: 5 tokens x
-// 1 KV head on two threads are too few, and go one head at a time.
+// 1 KV head on two threads are too few, and go one head at a time. Head dimensions 64 and
+// 128 have fixed-size value kernels, 32 the general loop; 32-position blocks fill whole
+// 16-position score chunks, 4-position blocks only part of one.
 struct AttentionCase {
     int64_t heads, kv_heads;
     int threads;
+    int64_t head_dim = 64, block_size = 4;
 };
 
 class AttentionTest : public ::testing::TestWithParam<AttentionCase> {};
 
 TEST_P(AttentionTest, PagedMatchesDirectSoftmax) {
     std::mt19937 rng(5);
-    const int64_t H = GetParam().heads, Hkv = GetParam().kv_heads, d = 64, bs = 4, ctx = 11;
-    const int32_t table[] = {5, 1, 3};  // positions 0-3 in block 5, 4-7 in 1, 8-10 in 3
+    const int64_t H = GetParam().heads, Hkv = GetParam().kv_heads, d = GetParam().head_dim,
+                  bs = GetParam().block_size, ctx = 2 * bs + 3;
+    const int32_t table[] = {5, 1, 3};  // positions 0..bs-1 in block 5, then 1, then 3
     for (TensorType type : {TensorType::F32, TensorType::F16}) {
         const int64_t slot_elems = Hkv * d, n_slots = 6 * bs;
         const size_t eb = type == TensorType::F16 ? 2 : 4;
@@ -295,7 +299,7 @@ TEST_P(AttentionTest, PagedMatchesDirectSoftmax) {
         }
         PagedKvLayer layer{kmem.data(), vmem.data(), type, slot_elems, bs};
         const int64_t T = 5;
-        const int64_t positions[T] = {0, 6, 10, 3, 9};
+        const int64_t positions[T] = {0, bs + 2, ctx - 1, 3, 2 * bs + 1};
         const int32_t* tables[T] = {table, table, table, table, table};
         std::vector<float> q = random_floats(T * H * d, rng), out(T * H * d);
         ThreadPool pool(GetParam().threads);
@@ -326,7 +330,10 @@ TEST_P(AttentionTest, PagedMatchesDirectSoftmax) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, AttentionTest,
                          ::testing::Values(AttentionCase{4, 2, 1}, AttentionCase{4, 2, 2},
-                                           AttentionCase{12, 1, 1}, AttentionCase{12, 1, 2}));
+                                           AttentionCase{12, 1, 1}, AttentionCase{12, 1, 2},
+                                           AttentionCase{12, 1, 2, 128, 32},
+                                           AttentionCase{4, 2, 1, 32, 32},
+                                           AttentionCase{8, 2, 1, 128, 4}));
 
 }  // namespace
 }  // namespace kite

@@ -96,6 +96,51 @@ KITE_AVX512 inline __m512 sum_lanes16(const __m512 d[16]) {
     return _mm512_permutexvar_ps(order, e);
 }
 
+// Heads per pass over a block's values: 3 heads of 8 vectors fill 24 registers.
+constexpr int kValueHeads = 3;
+
+// acc[h] += sum over the block's positions j of w[h][j] * V[j], for NQ heads of NV vectors:
+// sizes known at compile time keep the sums in registers for the whole block.
+template <int NV, int NQ>
+KITE_AVX512 void add_values_fixed(const PagedKvLayer& kv, int64_t first, int64_t n,
+                                  const float (*w)[64], __m512 (*acc)[kMaxVecs]) {
+    __m512 sum[NQ][NV];
+    for (int h = 0; h < NQ; ++h)
+        for (int i = 0; i < NV; ++i) sum[h][i] = acc[h][i];
+    for (int64_t j = 0; j < n; ++j) {
+        __m512 row[NV];
+        for (int i = 0; i < NV; ++i)
+            row[i] = load16(kv.v, kv.type, first + j * kv.slot_elements + 16 * i);
+        for (int h = 0; h < NQ; ++h) {
+            const __m512 wv = _mm512_set1_ps(w[h][j]);
+            for (int i = 0; i < NV; ++i) sum[h][i] = _mm512_fmadd_ps(wv, row[i], sum[h][i]);
+        }
+    }
+    for (int h = 0; h < NQ; ++h)
+        for (int i = 0; i < NV; ++i) acc[h][i] = sum[h][i];
+}
+
+// The same for any n_vecs and n_q <= kValueHeads: head_dim 64 and 128 take the fixed-size
+// kernels, other sizes a loop whose sums live in memory.
+KITE_AVX512 void add_values(const PagedKvLayer& kv, int64_t first, int64_t n, int n_vecs, int n_q,
+                            const float (*w)[64], __m512 (*acc)[kMaxVecs]) {
+    using Fn =
+        void (*)(const PagedKvLayer&, int64_t, int64_t, const float(*)[64], __m512(*)[kMaxVecs]);
+    static constexpr Fn kFixed[2][kValueHeads] = {
+        {add_values_fixed<4, 1>, add_values_fixed<4, 2>, add_values_fixed<4, 3>},
+        {add_values_fixed<8, 1>, add_values_fixed<8, 2>, add_values_fixed<8, 3>}};
+    if (n_vecs == 4 || n_vecs == 8) return kFixed[n_vecs / 8][n_q - 1](kv, first, n, w, acc);
+    for (int64_t j = 0; j < n; ++j) {
+        __m512 row[kMaxVecs];
+        for (int i = 0; i < n_vecs; ++i)
+            row[i] = load16(kv.v, kv.type, first + j * kv.slot_elements + 16 * i);
+        for (int h = 0; h < n_q; ++h) {
+            const __m512 wv = _mm512_set1_ps(w[h][j]);
+            for (int i = 0; i < n_vecs; ++i) acc[h][i] = _mm512_fmadd_ps(wv, row[i], acc[h][i]);
+        }
+    }
+}
+
 // Query heads attended together: those sharing one KV head (grouped-query attention), so
 // each key and value row is loaded and converted once for all of them.
 constexpr int kMaxGroup = 8;
@@ -107,7 +152,7 @@ KITE_AVX512 void attend_heads_avx512(const PagedKvLayer& kv, int64_t head_dim, i
                                      int n_q, const float* q, float* out, int64_t last,
                                      const int32_t* block_table, float scale) {
     const int n_vecs = static_cast<int>(head_dim / 16);
-    __m512 qv[kMaxGroup][kMaxVecs], acc[kMaxGroup][kMaxVecs], row[kMaxVecs];
+    __m512 qv[kMaxGroup][kMaxVecs], acc[kMaxGroup][kMaxVecs];
     float max_score[kMaxGroup], sum[kMaxGroup];
     float scores[kMaxGroup][64];
     __m512 keys[16][kMaxVecs];
@@ -163,14 +208,9 @@ KITE_AVX512 void attend_heads_avx512(const PagedKvLayer& kv, int64_t head_dim, i
             }
             sum[h] = sum[h] * correction + _mm512_reduce_add_ps(block_sum);
         }
-        for (int64_t j = 0; j < n; ++j) {
-            const int64_t offset = (base + j) * kv.slot_elements + kv_head * head_dim;
-            for (int i = 0; i < n_vecs; ++i) row[i] = load16(kv.v, kv.type, offset + 16 * i);
-            for (int h = 0; h < n_q; ++h) {
-                const __m512 wv = _mm512_set1_ps(scores[h][j]);
-                for (int i = 0; i < n_vecs; ++i) acc[h][i] = _mm512_fmadd_ps(wv, row[i], acc[h][i]);
-            }
-        }
+        const int64_t first = base * kv.slot_elements + kv_head * head_dim;
+        for (int h = 0; h < n_q; h += kValueHeads)
+            add_values(kv, first, n, n_vecs, std::min(kValueHeads, n_q - h), scores + h, acc + h);
     }
     for (int h = 0; h < n_q; ++h) {
         const __m512 inv = _mm512_set1_ps(1.0f / sum[h]);
