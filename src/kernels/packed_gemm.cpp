@@ -285,7 +285,7 @@ KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const 
 template <TensorType T>
 KITE_AVX512 inline __m512 load_float_rows(const uint8_t* p) {
     if constexpr (T == TensorType::F32) return _mm512_loadu_ps(p);
-    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    return load_f16x16(reinterpret_cast<const uint16_t*>(p));
 }
 
 // G groups times C tokens for F32 and F16 weights: per column, one FMA per (group, token).
@@ -341,6 +341,14 @@ KITE_AVX512_BF16 void bf16_tile(const WeightMatrix& w, const uint8_t* groups, co
     store_tile(acc, w, g0, t0, y);
 }
 
+// A BF16 pair register as f32: each 32-bit lane holds row r's columns 2k (low half) and
+// 2k + 1 (high half), so a shift gives column 2k and a mask column 2k + 1.
+KITE_AVX512 inline void widen_bf16_pair(__m512i v, __m512& even, __m512& odd) {
+    even = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+    odd =
+        _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
+}
+
 // n (a multiple of 16) f16 values to f32.
 KITE_AVX512 void convert_f16_to_f32(const uint16_t* src, float* dst, int64_t n) {
     for (int64_t i = 0; i < n; i += 16) _mm512_storeu_ps(dst + i, load_f16x16(src + i));
@@ -349,14 +357,12 @@ KITE_AVX512 void convert_f16_to_f32(const uint16_t* src, float* dst, int64_t n) 
 // The column pairs of `groups` BF16 groups to F32 groups of w.cols columns.
 KITE_AVX512 void widen_bf16_pairs(const WeightMatrix& w, const uint8_t* src, float* dst,
                                   int64_t groups) {
-    const __m512i high = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
     for (int64_t g = 0; g < groups; ++g, src += group_bytes(w), dst += kPackRows * w.cols)
         for (int64_t k = 0; k < w.cols; k += 2) {
-            const __m512i v = _mm512_loadu_si512(src + k * 32);
-            _mm512_storeu_ps(dst + k * kPackRows, _mm512_castsi512_ps(_mm512_slli_epi32(v, 16)));
-            if (k + 1 < w.cols)
-                _mm512_storeu_ps(dst + (k + 1) * kPackRows,
-                                 _mm512_castsi512_ps(_mm512_and_si512(v, high)));
+            __m512 even, odd;
+            widen_bf16_pair(_mm512_loadu_si512(src + k * 32), even, odd);
+            _mm512_storeu_ps(dst + k * kPackRows, even);
+            if (k + 1 < w.cols) _mm512_storeu_ps(dst + (k + 1) * kPackRows, odd);
         }
 }
 
@@ -364,9 +370,9 @@ KITE_AVX512 void widen_bf16_pairs(const WeightMatrix& w, const uint8_t* src, flo
 // packed_gemm).
 constexpr int64_t kConvertTokens = 64;
 
-// The same product as bf16_tile with f32 FMAs, for CPUs that run vdpbf16ps slowly. Each
-// 32-bit lane of a pair register holds row r's columns 2k (low half) and 2k + 1 (high half):
-// a shift and a mask widen them, and the activations come as f32 already rounded to bf16.
+// The same product as bf16_tile with f32 FMAs, for CPUs that run vdpbf16ps slowly: the
+// pairs are widened (widen_bf16_pair), and the activations come as f32 already rounded to
+// bf16.
 template <int G, int C>
 KITE_AVX512 void bf16_widen_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
                                  size_t act_bytes, int64_t g0, int64_t t0, float* y) {
@@ -375,16 +381,12 @@ KITE_AVX512 void bf16_widen_tile(const WeightMatrix& w, const uint8_t* groups, c
     const float* x[C];
     for (int c = 0; c < C; ++c) x[c] = reinterpret_cast<const float*>(act + (t0 + c) * act_bytes);
 
-    const __m512i high = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
     __m512 acc[G][C];
     zero_tile(acc);
     for (int64_t k = 0; k < bf16_pairs(w.cols); ++k) {
         __m512 even[G], odd[G];
-        for (int g = 0; g < G; ++g) {
-            const __m512i v = _mm512_loadu_si512(wg[g] + k * 64);
-            even[g] = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
-            odd[g] = _mm512_castsi512_ps(_mm512_and_si512(v, high));
-        }
+        for (int g = 0; g < G; ++g)
+            widen_bf16_pair(_mm512_loadu_si512(wg[g] + k * 64), even[g], odd[g]);
         for (int c = 0; c < C; ++c) {
             const __m512 xe = _mm512_set1_ps(x[c][2 * k]), xo = _mm512_set1_ps(x[c][2 * k + 1]);
             for (int g = 0; g < G; ++g) {
