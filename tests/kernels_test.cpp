@@ -13,10 +13,11 @@
 #include "kernels/attention.h"
 #include "kernels/cpu_features.h"
 #include "kernels/exp_avx512.h"
+#include "kernels/isa.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "kernels/packed_gemm.h"
-#include "kernels/vec_dot.h"
+#include "kernels/weight_kernels.h"
 #include "quant/convert.h"
 #include "quant/fp16.h"
 
@@ -30,32 +31,44 @@ std::vector<float> random_floats(size_t n, std::mt19937& rng, float scale = 1.0f
     return v;
 }
 
+// Every type of the kernel table, and every instruction set this CPU has.
+std::vector<TensorType> table_types() {
+    std::vector<TensorType> types;
+    for (const WeightKernels& k : weight_kernel_table()) types.push_back(k.type);
+    return types;
+}
+
+std::vector<Isa> supported_isas() {
+    std::vector<Isa> isas;
+    for (int i = 0; i <= static_cast<int>(detected_isa()); ++i) isas.push_back(static_cast<Isa>(i));
+    return isas;
+}
+
 class DotTest : public ::testing::TestWithParam<TensorType> {};
 
-TEST_P(DotTest, FastPathMatchesReference) {
-    const TensorType type = GetParam();
+TEST_P(DotTest, EveryInstructionSetMatchesReference) {
+    const WeightKernels& k = *weight_kernels(GetParam());
+    const ActivationFormat& format = *k.activation;
     std::mt19937 rng(42);
     for (size_t n : {32, 64, 96, 576, 1536, 4096}) {
         std::vector<float> w = random_floats(n, rng), x = random_floats(n, rng);
-        std::vector<uint8_t> wq(row_bytes(type, n));
-        quantize_row(type, w.data(), wq.data(), n);
-        const ActFormat format = activation_format(type);
-        std::vector<uint8_t> xa(activation_row_bytes(format, n));
-        prepare_activation(format, x.data(), xa.data(), n);
-        const float ref = dot_reference(type)(wq.data(), xa.data(), n);
-        const float fast = dot_fast(type)(wq.data(), xa.data(), n);
-        EXPECT_NEAR(fast, ref, 1e-4f * std::sqrt(float(n)) * (1 + std::fabs(ref)))
-            << tensor_type_name(type) << " n=" << n;
-        // And the reference is the mathematical dot of the dequantized operands.
+        std::vector<uint8_t> wq(row_bytes(k.type, n));
+        quantize_row(k.type, w.data(), wq.data(), n);
+        std::vector<uint8_t> xa(format.row_bytes(n));
+        format.prepare(x.data(), xa.data(), n);
+        const float ref = k.dot_reference(wq.data(), xa.data(), n);
+        for (Isa isa : supported_isas())
+            EXPECT_NEAR(dot_for(k, isa)(wq.data(), xa.data(), n), ref,
+                        1e-4f * std::sqrt(float(n)) * (1 + std::fabs(ref)))
+                << tensor_type_name(k.type) << " " << isa_name(isa) << " n=" << n;
+        // And the reference is the mathematical dot of the dequantized operands, up to the
+        // rounding of the activations.
         std::vector<float> wd(n);
-        dequantize_row(type, wq.data(), wd.data(), n);
+        dequantize_row(k.type, wq.data(), wd.data(), n);
         double exact = 0;
         for (size_t i = 0; i < n; ++i) exact += double(wd[i]) * x[i];
-        // bf16 activations keep 8 significant bits, the 8-bit blocks about 7.
-        const float act_error = format == ActFormat::F32    ? 1e-4f
-                                : format == ActFormat::BF16 ? 4e-3f
-                                                            : 0.02f;
-        EXPECT_NEAR(ref, exact, act_error * std::sqrt(float(n))) << tensor_type_name(type);
+        EXPECT_NEAR(ref, exact, format.rounding_error * std::sqrt(float(n)))
+            << tensor_type_name(k.type);
     }
 }
 
@@ -64,22 +77,27 @@ TEST(Dot, FloatTypesHandleOddLengths) {
     std::mt19937 rng(3);
     for (TensorType type : {TensorType::F32, TensorType::F16, TensorType::BF16})
         for (size_t n : {1, 7, 15, 17, 33, 100}) {
+            const WeightKernels& k = *weight_kernels(type);
             std::vector<float> w = random_floats(n, rng), x = random_floats(n, rng);
             std::vector<uint8_t> wq(row_bytes(type, n));
             quantize_row(type, w.data(), wq.data(), n);
-            const ActFormat format = activation_format(type);
-            std::vector<uint8_t> xa(activation_row_bytes(format, n));
-            prepare_activation(format, x.data(), xa.data(), n);
-            EXPECT_NEAR(dot_fast(type)(wq.data(), xa.data(), n),
-                        dot_reference(type)(wq.data(), xa.data(), n), 1e-4f)
-                << tensor_type_name(type) << " n=" << n;
+            std::vector<uint8_t> xa(k.activation->row_bytes(n));
+            k.activation->prepare(x.data(), xa.data(), n);
+            for (Isa isa : supported_isas())
+                EXPECT_NEAR(dot_for(k, isa)(wq.data(), xa.data(), n),
+                            k.dot_reference(wq.data(), xa.data(), n), 1e-4f)
+                    << tensor_type_name(type) << " " << isa_name(isa) << " n=" << n;
         }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllTypes, DotTest,
-                         ::testing::Values(TensorType::F32, TensorType::F16, TensorType::BF16,
-                                           TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1),
+INSTANTIATE_TEST_SUITE_P(KernelTable, DotTest, ::testing::ValuesIn(table_types()),
                          [](const auto& info) { return tensor_type_name(info.param); });
+
+// The two tables agree: every type the model computes with can be read and written.
+TEST(KernelTable, EveryComputeTypeHasARowConversion) {
+    for (const WeightKernels& k : weight_kernel_table())
+        EXPECT_NE(row_conversion(k.type), nullptr) << tensor_type_name(k.type);
+}
 
 TEST(Matmul, ThreadedMatchesReferenceForEveryTokenCount) {
     std::mt19937 rng(9);
@@ -89,11 +107,8 @@ TEST(Matmul, ThreadedMatchesReferenceForEveryTokenCount) {
     // are converted to F32 once per call from 64.
     const int64_t rows = 70;
     for (int64_t cols : {96, 128, 200, 201})
-        for (TensorType type : {TensorType::F32, TensorType::F16, TensorType::BF16,
-                                TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1}) {
-            const ActFormat format = activation_format(type);
-            const bool blocks = format == ActFormat::Q8_0 || format == ActFormat::Q8_1;
-            if (cols % 32 != 0 && blocks) continue;
+        for (TensorType type : table_types()) {
+            if (cols % tensor_type_info(static_cast<uint32_t>(type))->block_size != 0) continue;
             std::vector<float> w = random_floats(rows * cols, rng);
             std::vector<uint8_t> wq(row_bytes(type, cols) * rows);
             for (int64_t r = 0; r < rows; ++r)

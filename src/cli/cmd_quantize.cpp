@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "quant/convert.h"
 #include "quant/quantize_file.h"
 
 namespace kite::cli {
@@ -57,13 +58,12 @@ void run_quantize(const QuantizeArgs& args) {
 }  // namespace
 
 void add_quantize_command(CLI::App& app) {
-    auto* cmd = app.add_subcommand(
-        "quantize", "Convert a model's weights to F32, F16, BF16, Q8_0, Q4_0 or Q4_1");
+    const std::string types = convertible_type_names();
+    auto* cmd = app.add_subcommand("quantize", "Convert a model's weights to " + types);
     auto args = std::make_shared<QuantizeArgs>();
     cmd->add_option("IN", args->in, "GGUF model to read")->required();
     cmd->add_option("OUT", args->out, "GGUF file to write (replaced if it exists)")->required();
-    cmd->add_option("TYPE", args->type, "F32, F16, BF16, Q8_0, Q4_0 or Q4_1 (any case)")
-        ->required();
+    cmd->add_option("TYPE", args->type, types + " (any case)")->required();
     cmd->add_option("-t,--threads", args->threads, "Threads (default: one per CPU)")
         ->check(CLI::Range(1u, 1024u));
     cmd->callback([args] { run_quantize(*args); });

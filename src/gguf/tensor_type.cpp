@@ -41,4 +41,13 @@ std::string tensor_type_name(uint32_t id) {
     return info ? info->name : fmt::format("unknown type {}", id);
 }
 
+std::string tensor_type_names(std::span<const TensorType> types) {
+    std::string names;
+    for (size_t i = 0; i < types.size(); ++i) {
+        if (i) names += i + 1 == types.size() ? " and " : ", ";
+        names += tensor_type_name(types[i]);
+    }
+    return names;
+}
+
 }  // namespace kite

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 namespace kite {
@@ -57,5 +58,8 @@ std::string tensor_type_name(uint32_t id);
 inline std::string tensor_type_name(TensorType t) {
     return tensor_type_name(static_cast<uint32_t>(t));
 }
+
+// "F32, F16 and Q8_0": a list of names for messages.
+std::string tensor_type_names(std::span<const TensorType> types);
 
 }  // namespace kite

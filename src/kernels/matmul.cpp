@@ -5,29 +5,29 @@
 #include <span>
 
 #include "kernels/packed_gemm.h"
-#include "kernels/vec_dot.h"
+#include "kernels/weight_kernels.h"
 
 namespace kite {
 
 size_t matmul_scratch_bytes(TensorType weight_type, int64_t cols, int64_t n_tokens) {
-    const size_t row = std::max(activation_row_bytes(activation_format(weight_type), cols),
+    const size_t row = std::max(weight_kernels(weight_type)->activation->row_bytes(cols),
                                 packed_activation_bytes(weight_type, cols));
     return row * n_tokens;
 }
 
 namespace {
 
-// Quantizes (or copies) each activation row once; every weight row then reuses them.
-void prepare_rows(const WeightMatrix& w, const float* x, int64_t n_tokens, uint8_t* act) {
-    const ActFormat format = activation_format(w.type);
-    const size_t act_bytes = activation_row_bytes(format, w.cols);
-    for (int64_t t = 0; t < n_tokens; ++t)
-        prepare_activation(format, x + t * w.cols, act + t * act_bytes, w.cols);
+// Quantizes (or copies) activation rows [begin, end) once; every weight row then reuses them.
+void prepare_rows(const WeightMatrix& w, const float* x, uint8_t* act, int64_t begin, int64_t end) {
+    const ActivationFormat& format = *weight_kernels(w.type)->activation;
+    const size_t act_bytes = format.row_bytes(w.cols);
+    for (int64_t t = begin; t < end; ++t)
+        format.prepare(x + t * w.cols, act + t * act_bytes, w.cols);
 }
 
 void multiply_rows(const WeightMatrix& w, const uint8_t* act, int64_t n_tokens, float* y, DotFn dot,
                    int64_t row_begin, int64_t row_end) {
-    const size_t act_bytes = activation_row_bytes(activation_format(w.type), w.cols);
+    const size_t act_bytes = weight_kernels(w.type)->activation->row_bytes(w.cols);
     for (int64_t r = row_begin; r < row_end; ++r) {
         const uint8_t* wrow = w.data + r * w.row_bytes;
         for (int64_t t = 0; t < n_tokens; ++t)
@@ -97,13 +97,9 @@ void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, v
         const MatmulTarget target{&w, y};
         return matmul_packed({&target, 1}, x, n_tokens, act, pool);
     }
-    pool.parallel_for(n_tokens, [&](int64_t begin, int64_t end, int) {
-        const ActFormat format = activation_format(w.type);
-        const size_t act_bytes = activation_row_bytes(format, w.cols);
-        for (int64_t t = begin; t < end; ++t)
-            prepare_activation(format, x + t * w.cols, act + t * act_bytes, w.cols);
-    });
-    const DotFn dot = dot_fast(w.type);
+    pool.parallel_for(
+        n_tokens, [&](int64_t begin, int64_t end, int) { prepare_rows(w, x, act, begin, end); });
+    const DotFn dot = dot_for(*weight_kernels(w.type), active_isa());
     pool.parallel_for(w.rows, [&](int64_t begin, int64_t end, int) {
         multiply_rows(w, act, n_tokens, y, dot, begin, end);
     });
@@ -119,8 +115,8 @@ void matmul_shared_input(std::span<const MatmulTarget> targets, const float* x, 
 void matmul_reference(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y,
                       void* scratch) {
     auto* act = static_cast<uint8_t*>(scratch);
-    prepare_rows(w, x, n_tokens, act);
-    multiply_rows(w, act, n_tokens, y, dot_reference(w.type), 0, w.rows);
+    prepare_rows(w, x, act, 0, n_tokens);
+    multiply_rows(w, act, n_tokens, y, weight_kernels(w.type)->dot_reference, 0, w.rows);
 }
 
 }  // namespace kite

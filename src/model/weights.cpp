@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "kernels/weight_kernels.h"
 #include "quant/convert.h"
 
 namespace kite {
@@ -12,11 +13,9 @@ namespace {
 const GgufTensor& require(const GgufFile& f, const std::string& name) {
     const GgufTensor* t = f.find_tensor(name);
     if (!t) fail("'{}': tensor '{}' is missing", f.name(), name);
-    if (!is_compute_type(t->type()))
-        fail(
-            "'{}': tensor '{}' has type {}, which Kite cannot compute with yet (supported: F32, "
-            "F16, BF16, Q8_0, Q4_0, Q4_1)",
-            f.name(), name, tensor_type_name(t->type_id));
+    if (!weight_kernels(t->type()) || !row_conversion(t->type()))
+        fail("'{}': tensor '{}' has type {}, which Kite cannot compute with yet (supported: {})",
+             f.name(), name, tensor_type_name(t->type_id), compute_type_names());
     return *t;
 }
 

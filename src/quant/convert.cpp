@@ -1,7 +1,8 @@
 #include "quant/convert.h"
 
-#include <cstdint>
+#include <array>
 #include <cstring>
+#include <vector>
 
 #include "core/error.h"
 #include "quant/blocks.h"
@@ -9,18 +10,67 @@
 
 namespace kite {
 
-bool is_compute_type(TensorType type) {
-    switch (type) {
-        case TensorType::F32:
-        case TensorType::F16:
-        case TensorType::BF16:
-        case TensorType::Q8_0:
-        case TensorType::Q4_0:
-        case TensorType::Q4_1:
-            return true;
-        default:
-            return false;
-    }
+namespace {
+
+// Adapters from the typed block functions to the table's untyped rows.
+template <typename Block, void (*F)(const Block*, float*, size_t)>
+void dequantize_blocks(const void* src, float* dst, size_t n) {
+    F(static_cast<const Block*>(src), dst, n);
+}
+
+template <typename Block, void (*F)(const float*, Block*, size_t)>
+void quantize_blocks(const float* src, void* dst, size_t n) {
+    F(src, static_cast<Block*>(dst), n);
+}
+
+void f32_to_f32(const void* src, float* dst, size_t n) {
+    std::memcpy(dst, src, n * sizeof(float));
+}
+
+void f32_from_f32(const float* src, void* dst, size_t n) {
+    std::memcpy(dst, src, n * sizeof(float));
+}
+
+template <float (*F)(uint16_t)>
+void widen_halves(const void* src, float* dst, size_t n) {
+    auto* s = static_cast<const uint16_t*>(src);
+    for (size_t i = 0; i < n; ++i) dst[i] = F(s[i]);
+}
+
+template <uint16_t (*F)(float)>
+void narrow_to_halves(const float* src, void* dst, size_t n) {
+    auto* d = static_cast<uint16_t*>(dst);
+    for (size_t i = 0; i < n; ++i) d[i] = F(src[i]);
+}
+
+constexpr std::array<RowConversion, 6> kConversions{{
+    {TensorType::F32, 0, f32_to_f32, f32_from_f32},
+    {TensorType::F16, 1, widen_halves<f16_to_f32>, narrow_to_halves<f32_to_f16>},
+    {TensorType::BF16, 32, widen_halves<bf16_to_f32>, narrow_to_halves<f32_to_bf16>},
+    {TensorType::Q8_0, 7, dequantize_blocks<BlockQ8_0, dequantize_row_q8_0>,
+     quantize_blocks<BlockQ8_0, quantize_row_q8_0>},
+    {TensorType::Q4_0, 2, dequantize_blocks<BlockQ4_0, dequantize_row_q4_0>,
+     quantize_blocks<BlockQ4_0, quantize_row_q4_0>},
+    {TensorType::Q4_1, 3, dequantize_blocks<BlockQ4_1, dequantize_row_q4_1>,
+     quantize_blocks<BlockQ4_1, quantize_row_q4_1>},
+}};
+
+}  // namespace
+
+std::span<const RowConversion> row_conversions() {
+    return kConversions;
+}
+
+const RowConversion* row_conversion(TensorType type) {
+    for (const RowConversion& c : kConversions)
+        if (c.type == type) return &c;
+    return nullptr;
+}
+
+std::string convertible_type_names() {
+    std::vector<TensorType> types;
+    for (const auto& row : kConversions) types.push_back(row.type);
+    return tensor_type_names(types);
 }
 
 size_t row_bytes(TensorType type, size_t n) {
@@ -29,61 +79,15 @@ size_t row_bytes(TensorType type, size_t n) {
 }
 
 void dequantize_row(TensorType type, const void* src, float* dst, size_t n) {
-    switch (type) {
-        case TensorType::F32:
-            std::memcpy(dst, src, n * sizeof(float));
-            return;
-        case TensorType::F16: {
-            auto* s = static_cast<const uint16_t*>(src);
-            for (size_t i = 0; i < n; ++i) dst[i] = f16_to_f32(s[i]);
-            return;
-        }
-        case TensorType::BF16: {
-            auto* s = static_cast<const uint16_t*>(src);
-            for (size_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(s[i]);
-            return;
-        }
-        case TensorType::Q8_0:
-            dequantize_row_q8_0(static_cast<const BlockQ8_0*>(src), dst, n);
-            return;
-        case TensorType::Q4_0:
-            dequantize_row_q4_0(static_cast<const BlockQ4_0*>(src), dst, n);
-            return;
-        case TensorType::Q4_1:
-            dequantize_row_q4_1(static_cast<const BlockQ4_1*>(src), dst, n);
-            return;
-        default:
-            fail("cannot convert {} to f32", tensor_type_name(type));
-    }
+    const RowConversion* c = row_conversion(type);
+    if (!c) fail("cannot convert {} to f32", tensor_type_name(type));
+    c->dequantize(src, dst, n);
 }
 
 void quantize_row(TensorType type, const float* src, void* dst, size_t n) {
-    switch (type) {
-        case TensorType::F32:
-            std::memcpy(dst, src, n * sizeof(float));
-            return;
-        case TensorType::F16: {
-            auto* d = static_cast<uint16_t*>(dst);
-            for (size_t i = 0; i < n; ++i) d[i] = f32_to_f16(src[i]);
-            return;
-        }
-        case TensorType::BF16: {
-            auto* d = static_cast<uint16_t*>(dst);
-            for (size_t i = 0; i < n; ++i) d[i] = f32_to_bf16(src[i]);
-            return;
-        }
-        case TensorType::Q8_0:
-            quantize_row_q8_0(src, static_cast<BlockQ8_0*>(dst), n);
-            return;
-        case TensorType::Q4_0:
-            quantize_row_q4_0(src, static_cast<BlockQ4_0*>(dst), n);
-            return;
-        case TensorType::Q4_1:
-            quantize_row_q4_1(src, static_cast<BlockQ4_1*>(dst), n);
-            return;
-        default:
-            fail("cannot convert f32 to {}", tensor_type_name(type));
-    }
+    const RowConversion* c = row_conversion(type);
+    if (!c) fail("cannot convert f32 to {}", tensor_type_name(type));
+    c->quantize(src, dst, n);
 }
 
 }  // namespace kite

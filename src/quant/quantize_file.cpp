@@ -1,7 +1,6 @@
 #include "quant/quantize_file.h"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <cstring>
 #include <exception>
@@ -17,21 +16,6 @@
 namespace kite {
 
 namespace {
-
-struct QuantizeType {
-    const char* name;
-    TensorType type;
-    uint32_t file_type;  // llama.cpp's LLAMA_FTYPE_ALL_F32, LLAMA_FTYPE_MOSTLY_F16, ...
-};
-
-constexpr std::array<QuantizeType, 6> kTypes{{
-    {"F32", TensorType::F32, 0},
-    {"F16", TensorType::F16, 1},
-    {"BF16", TensorType::BF16, 32},
-    {"Q8_0", TensorType::Q8_0, 7},
-    {"Q4_0", TensorType::Q4_0, 2},
-    {"Q4_1", TensorType::Q4_1, 3},
-}};
 
 constexpr std::string_view kFileTypeKey = "general.file_type";
 
@@ -97,22 +81,19 @@ bool same_file(const std::string& a, const std::string& b) {
 TensorType parse_quantize_type(std::string_view name) {
     std::string upper(name);
     for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    std::string choices;
-    for (const QuantizeType& t : kTypes) {
-        if (upper == t.name) return t.type;
-        choices += (choices.empty() ? "" : ", ") + std::string(t.name);
-    }
-    fail("unknown type '{}' (types: {})", name, choices);
+    for (const RowConversion& c : row_conversions())
+        if (upper == tensor_type_name(c.type)) return c.type;
+    fail("unknown type '{}' (types: {})", name, convertible_type_names());
 }
 
 uint32_t llama_file_type(TensorType type) {
-    for (const QuantizeType& t : kTypes)
-        if (t.type == type) return t.file_type;
-    fail("no file type for {}", tensor_type_name(type));
+    const RowConversion* c = row_conversion(type);
+    if (!c) fail("no file type for {}", tensor_type_name(type));
+    return c->llama_file_type;
 }
 
 std::vector<TensorPlan> plan_quantize(const GgufFile& file, TensorType type) {
-    llama_file_type(type);  // rejects a type that is not one of the six
+    llama_file_type(type);  // rejects a type without a conversion
     const uint32_t block = tensor_type_info(static_cast<uint32_t>(type))->block_size;
     std::vector<TensorPlan> plans;
     plans.reserve(file.tensors().size());
@@ -134,11 +115,9 @@ std::vector<TensorPlan> plan_quantize(const GgufFile& file, TensorType type) {
         } else {
             p.to = p.from;
         }
-        if (p.to != p.from && !is_compute_type(p.from))
-            fail(
-                "'{}': tensor '{}' has type {}, which kite quantize cannot convert (it reads "
-                "F32, F16, BF16, Q8_0, Q4_0 and Q4_1)",
-                file.name(), t.name, tensor_type_name(t.type_id));
+        if (p.to != p.from && !row_conversion(p.from))
+            fail("'{}': tensor '{}' has type {}, which kite quantize cannot convert (it reads {})",
+                 file.name(), t.name, tensor_type_name(t.type_id), convertible_type_names());
         p.bytes_after =
             p.to == p.from ? t.n_bytes : t.n_elements / t.dims[0] * row_bytes(p.to, t.dims[0]);
         plans.push_back(std::move(p));

@@ -14,8 +14,8 @@
 
 namespace kite {
 
-// "q4_0", "F16", ... (any case) among F32, F16, BF16, Q8_0, Q4_0, Q4_1; kite::Error naming
-// the choices for anything else.
+// "q4_0", "F16", ... (any case) among the types of convert.h's table; kite::Error naming the
+// choices for anything else.
 TensorType parse_quantize_type(std::string_view name);
 
 // llama.cpp's LLAMA_FTYPE number, stored as general.file_type, for a file mostly of `type`.
