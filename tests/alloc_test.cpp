@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "isa_cap.h"
 #include "model/model.h"
 #include "sampling/sampler.h"
 #include "test_paths.h"
@@ -114,30 +115,34 @@ TEST(SamplerAlloc, SampleAllocatesNothing) {
     }
 }
 
+// On every instruction set the CPU has: each level's kernels keep their buffers.
 TEST(DecodeAlloc, EngineDecodeStepsAllocateNothingSlow) {
-    auto model = Model::load(test::default_model_path());
-    auto tokenizer = Tokenizer::from_gguf(model->file());
-    EngineConfig config;
-    config.threads = 2;
-    config.context_length = 512;
-    config.max_sequences = 2;
-    Engine engine(*model, *tokenizer, config);
-    GenerationParams params;
-    params.sampling.top_k = 40;
-    params.sampling.temperature = 0.8f;
-    params.sampling.seed = 3;
-    params.max_tokens = 200;
-    params.ignore_eos = true;
-    for (int i = 0; i < 2; ++i)
-        engine.submit(tokenizer->encode("Once upon a time, in a small village,", true, false),
-                      params);
-    for (int i = 0; i < 8; ++i) engine.step();  // prompts, first tokens
-    long tokens = 0;
-    const long n = allocations_in([&] {
-        for (int i = 0; i < 64; ++i) tokens += static_cast<long>(engine.step().size());
-    });
-    EXPECT_EQ(tokens, 128);
-    EXPECT_EQ(n, 0) << "allocations in 64 decode steps of 2 sequences";
+    for (Isa isa : test::supported_isas()) {
+        test::ScopedIsaCap cap(isa);
+        auto model = Model::load(test::default_model_path());
+        auto tokenizer = Tokenizer::from_gguf(model->file());
+        EngineConfig config;
+        config.threads = 2;
+        config.context_length = 512;
+        config.max_sequences = 2;
+        Engine engine(*model, *tokenizer, config);
+        GenerationParams params;
+        params.sampling.top_k = 40;
+        params.sampling.temperature = 0.8f;
+        params.sampling.seed = 3;
+        params.max_tokens = 200;
+        params.ignore_eos = true;
+        for (int i = 0; i < 2; ++i)
+            engine.submit(tokenizer->encode("Once upon a time, in a small village,", true, false),
+                          params);
+        for (int i = 0; i < 8; ++i) engine.step();  // prompts, first tokens
+        long tokens = 0;
+        const long n = allocations_in([&] {
+            for (int i = 0; i < 64; ++i) tokens += static_cast<long>(engine.step().size());
+        });
+        EXPECT_EQ(tokens, 128) << isa_name(isa);
+        EXPECT_EQ(n, 0) << "allocations in 64 decode steps of 2 sequences, " << isa_name(isa);
+    }
 }
 
 }  // namespace

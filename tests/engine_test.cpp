@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "engine/engine.h"
+#include "isa_cap.h"
 #include "test_paths.h"
 
 namespace kite {
@@ -107,6 +108,44 @@ TEST_F(EngineTest, BatchedSequencesMatchSoloRunsSlow) {
     auto chunked = generate(kPrompts, n, 8);
     for (size_t i = 0; i < kPrompts.size(); ++i)
         EXPECT_EQ(chunked[i], solo[i]) << "chunked prompt " << i;
+}
+
+// The same on every instruction set the CPU has: each level's kernels (packed tiles sized by
+// the token count, chunked prefill) give a sequence the tokens it gets alone.
+TEST(EngineIsa, BatchedSequencesMatchSoloRunsOnEveryInstructionSetSlow) {
+    const std::vector<std::string> prompts(kPrompts.begin(), kPrompts.begin() + 4);
+    const int64_t n = 12;
+    for (Isa isa : test::supported_isas()) {
+        test::ScopedIsaCap cap(isa);
+        const auto model = Model::load(test::default_model_path());
+        const auto tokenizer = Tokenizer::from_gguf(model->file());
+        auto generate = [&](const std::vector<std::string>& batch, int64_t batch_tokens) {
+            EngineConfig c;
+            c.threads = 2;
+            c.context_length = 256;
+            c.max_sequences = static_cast<int64_t>(batch.size());
+            c.max_batch_tokens = batch_tokens;
+            Engine engine(*model, *tokenizer, c);
+            GenerationParams g;
+            g.sampling.temperature = 0;
+            g.max_tokens = n;
+            g.ignore_eos = true;
+            std::map<int64_t, size_t> index;
+            for (size_t i = 0; i < batch.size(); ++i)
+                index[engine.submit(tokenizer->encode(batch[i], true, true), g)] = i;
+            std::vector<std::vector<int32_t>> out(batch.size());
+            while (engine.has_work())
+                for (const TokenEvent& ev : engine.step())
+                    out[index[ev.seq_id]].push_back(ev.token);
+            return out;
+        };
+        const auto together = generate(prompts, 512), chunked = generate(prompts, 8);
+        for (size_t i = 0; i < prompts.size(); ++i) {
+            const auto solo = generate({prompts[i]}, 512)[0];
+            EXPECT_EQ(together[i], solo) << isa_name(isa) << " prompt " << i;
+            EXPECT_EQ(chunked[i], solo) << isa_name(isa) << " chunked prompt " << i;
+        }
+    }
 }
 
 // Prompts sharing a long prefix (several KV blocks) and differing at the end.

@@ -10,10 +10,10 @@
 #include <random>
 #include <vector>
 
+#include "isa_cap.h"
 #include "kernels/attention.h"
 #include "kernels/cpu_features.h"
 #include "kernels/exp_avx512.h"
-#include "kernels/isa.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "kernels/packed_gemm.h"
@@ -38,12 +38,6 @@ std::vector<TensorType> table_types() {
     return types;
 }
 
-std::vector<Isa> supported_isas() {
-    std::vector<Isa> isas;
-    for (int i = 0; i <= static_cast<int>(detected_isa()); ++i) isas.push_back(static_cast<Isa>(i));
-    return isas;
-}
-
 class DotTest : public ::testing::TestWithParam<TensorType> {};
 
 TEST_P(DotTest, EveryInstructionSetMatchesReference) {
@@ -57,7 +51,7 @@ TEST_P(DotTest, EveryInstructionSetMatchesReference) {
         std::vector<uint8_t> xa(format.row_bytes(n));
         format.prepare(x.data(), xa.data(), n);
         const float ref = k.dot_reference(wq.data(), xa.data(), n);
-        for (Isa isa : supported_isas())
+        for (Isa isa : test::supported_isas())
             EXPECT_NEAR(dot_for(k, isa)(wq.data(), xa.data(), n), ref,
                         1e-4f * std::sqrt(float(n)) * (1 + std::fabs(ref)))
                 << tensor_type_name(k.type) << " " << isa_name(isa) << " n=" << n;
@@ -83,7 +77,7 @@ TEST(Dot, FloatTypesHandleOddLengths) {
             quantize_row(type, w.data(), wq.data(), n);
             std::vector<uint8_t> xa(k.activation->row_bytes(n));
             k.activation->prepare(x.data(), xa.data(), n);
-            for (Isa isa : supported_isas())
+            for (Isa isa : test::supported_isas())
                 EXPECT_NEAR(dot_for(k, isa)(wq.data(), xa.data(), n),
                             k.dot_reference(wq.data(), xa.data(), n), 1e-4f)
                     << tensor_type_name(type) << " " << isa_name(isa) << " n=" << n;

@@ -5,19 +5,23 @@
 //   Q4_1 default model and Q8_0 variant: perplexity within 1% of llama.cpp's, teacher-forced
 //                top-1 agreement >= 99% where llama.cpp's choice is decisive (top-2 gap
 //                >= 0.25 logits) and >= 95% overall (see the test for why not 99%).
-// These run whole generations, hence the Slow suffix (release build only).
+// Each runs on every instruction set the CPU has (KITE_ISA levels), as whole generations,
+// hence the Slow suffix (release build only).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
 #include "core/mapped_file.h"
 #include "engine/engine.h"
 #include "engine/perplexity.h"
+#include "isa_cap.h"
 #include "sha256.h"
 #include "test_paths.h"
 
@@ -59,10 +63,13 @@ std::pair<float, float> top2(const std::vector<float>& logits) {
     return {v[0], v[1]};
 }
 
-class ReferenceTest : public ::testing::TestWithParam<std::string> {
+// A fixture's model, loaded with the kernels of one instruction set.
+class ReferenceTest : public ::testing::TestWithParam<std::tuple<std::string, Isa>> {
   protected:
     void SetUp() override {
-        fixture_ = load_fixture(GetParam());
+        name_ = std::get<0>(GetParam());
+        cap_ = std::make_unique<test::ScopedIsaCap>(std::get<1>(GetParam()));
+        fixture_ = load_fixture(name_);
         const std::string path = model_path(fixture_);
         {
             MappedFile file(path);
@@ -74,13 +81,20 @@ class ReferenceTest : public ::testing::TestWithParam<std::string> {
         tokenizer_ = Tokenizer::from_gguf(model_->file());
     }
 
+    const char* name() const { return name_.c_str(); }
+
+    std::string name_;
+    std::unique_ptr<test::ScopedIsaCap> cap_;
     json fixture_;
     std::unique_ptr<Model> model_;
     std::unique_ptr<Tokenizer> tokenizer_;
     ThreadPool pool_{2};
 };
 
-TEST_P(ReferenceTest, PromptTokensMatchSlow) {
+// Tokenization does not depend on the kernels: these two run with the best instruction set.
+using ReferenceTokensTest = ReferenceTest;
+
+TEST_P(ReferenceTokensTest, PromptTokensMatchSlow) {
     for (const json& p : fixture_["prompts"]) {
         const std::vector<int32_t> expected = p["ids"];
         EXPECT_EQ(tokenizer_->encode(p["text"].get<std::string>(), true, true), expected)
@@ -89,7 +103,7 @@ TEST_P(ReferenceTest, PromptTokensMatchSlow) {
 }
 
 TEST_P(ReferenceTest, FirstStepLogitsSlow) {
-    const bool exact = GetParam() == "default-f32";
+    const bool exact = name_ == "default-f32";
     double worst = 0;
     int top1_same = 0, n = 0;
     for (const json& p : fixture_["prompts"]) {
@@ -108,7 +122,7 @@ TEST_P(ReferenceTest, FirstStepLogitsSlow) {
     std::printf(
         "[%s] first-step top-10 logits: worst |diff| = %.2e of the logit range; top-1 same for "
         "%d/%d\n",
-        GetParam().c_str(), worst, top1_same, n);
+        name(), worst, top1_same, n);
     if (exact)
         EXPECT_LT(worst, 1e-3);
     else
@@ -149,15 +163,14 @@ TEST_P(ReferenceTest, GreedyContinuationsSlow) {
         const double their_gap = t2[0].get<double>() - t2[1].get<double>();
         const bool tie = ours1 - ours2 < 1e-3 || their_gap < 1e-3;
         near_ties += tie;
-        std::printf("[%s] prompt %s: parts at step %zu (gap ours %.5f, llama.cpp %.5f)\n",
-                    GetParam().c_str(), prompts[i]["name"].get<std::string>().c_str(), k,
-                    ours1 - ours2, their_gap);
-        if (GetParam() == "default-f32") {
+        std::printf("[%s] prompt %s: parts at step %zu (gap ours %.5f, llama.cpp %.5f)\n", name(),
+                    prompts[i]["name"].get<std::string>().c_str(), k, ours1 - ours2, their_gap);
+        if (name_ == "default-f32") {
             EXPECT_TRUE(tie) << prompts[i]["name"] << " parts at step " << k;
         }
     }
-    std::printf("[%s] greedy: %d/%zu identical, %d part at a near tie\n", GetParam().c_str(),
-                identical, prompts.size(), near_ties);
+    std::printf("[%s] greedy: %d/%zu identical, %d part at a near tie\n", name(), identical,
+                prompts.size(), near_ties);
 }
 
 TEST_P(ReferenceTest, TeacherForcedAgreementAndPerplexitySlow) {
@@ -187,11 +200,10 @@ TEST_P(ReferenceTest, TeacherForcedAgreementAndPerplexitySlow) {
         "[%s] teacher-forced top-1 agreement %.2f%% (%lld/%lld), %.2f%% where llama.cpp's top-2 "
         "gap >= "
         "0.25 (%lld/%lld); perplexity %.4f vs llama.cpp %.4f (%.3f%%)\n",
-        GetParam().c_str(), 100 * agreement, (long long)agree, (long long)total,
-        100 * decisive_agreement, (long long)decisive_agree, (long long)decisive, r.ppl, ppl_ref,
-        100 * rel);
+        name(), 100 * agreement, (long long)agree, (long long)total, 100 * decisive_agreement,
+        (long long)decisive_agree, (long long)decisive, r.ppl, ppl_ref, 100 * rel);
     EXPECT_LT(rel, 0.01);
-    if (GetParam() == "default-f32") {
+    if (name_ == "default-f32") {
         EXPECT_GE(agreement, 0.99);
     } else {
         // With 8-bit activations the last bits of any sum decide how the next layer's inputs
@@ -205,7 +217,7 @@ TEST_P(ReferenceTest, TeacherForcedAgreementAndPerplexitySlow) {
 
 // The fixture's text is the start of a file every Debian system has; our tokenizer must
 // cut it exactly as llama.cpp did.
-TEST_P(ReferenceTest, TeacherForcedTextTokenizesTheSameSlow) {
+TEST_P(ReferenceTokensTest, TeacherForcedTextTokenizesTheSameSlow) {
     const json& tf = fixture_["teacher_forced"];
     std::ifstream in(tf["text_file"].get<std::string>(), std::ios::binary);
     if (!in) GTEST_SKIP() << "no " << tf["text_file"] << " on this system";
@@ -218,12 +230,24 @@ TEST_P(ReferenceTest, TeacherForcedTextTokenizesTheSameSlow) {
     EXPECT_EQ(ours, theirs);
 }
 
+const auto kFixtures = ::testing::Values("default", "default-f32", "default-q8_0");
+
+std::string case_name(const std::string& fixture, Isa isa) {
+    std::string s = fixture + "_" + isa_name(isa);
+    std::replace(s.begin(), s.end(), '-', '_');
+    return s;
+}
+
 INSTANTIATE_TEST_SUITE_P(LlamaCpp, ReferenceTest,
-                         ::testing::Values("default", "default-f32", "default-q8_0"),
+                         ::testing::Combine(kFixtures, ::testing::ValuesIn(test::supported_isas())),
                          [](const auto& info) {
-                             std::string s = info.param;
-                             std::replace(s.begin(), s.end(), '-', '_');
-                             return s;
+                             return case_name(std::get<0>(info.param), std::get<1>(info.param));
+                         });
+
+INSTANTIATE_TEST_SUITE_P(LlamaCpp, ReferenceTokensTest,
+                         ::testing::Combine(kFixtures, ::testing::Values(detected_isa())),
+                         [](const auto& info) {
+                             return case_name(std::get<0>(info.param), std::get<1>(info.param));
                          });
 
 }  // namespace
