@@ -175,10 +175,10 @@ KITE_AVX2 void attend_heads_avx2(const PagedKvLayer& kv, int64_t head_dim, int64
             max_score[h] = block_max;
             __m256 block_sum = _mm256_setzero_ps();
             for (int64_t j = 0; j < n; j += 8) {
-                // exp8 clamps -inf to a tiny positive weight: the mask makes it 0.
-                const __m256 w = _mm256_and_ps(
-                    exp8(_mm256_sub_ps(_mm256_loadu_ps(scores[h] + j), _mm256_set1_ps(block_max))),
-                    first_lanes(n - j));
+                // Lanes past the block's end hold -inf, which exp8 clamps to a weight of 1e-38:
+                // nothing beside the maximum's weight of 1 in the sum, and never read as values.
+                const __m256 w =
+                    exp8(_mm256_sub_ps(_mm256_loadu_ps(scores[h] + j), _mm256_set1_ps(block_max)));
                 _mm256_storeu_ps(scores[h] + j, w);  // now exp(score - max)
                 block_sum = _mm256_add_ps(block_sum, w);
             }
