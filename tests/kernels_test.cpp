@@ -6,13 +6,14 @@
 // SIMD kernels against their scalar references, on random data over many shapes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
 
 #include "isa_cap.h"
-#include "kernels/attention.h"
 #include "kernels/cpu_features.h"
+#include "kernels/exp_avx2.h"
 #include "kernels/exp_avx512.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
@@ -204,36 +205,98 @@ TEST(Matmul, SharedInputMatchesSeparateProducts) {
 #if defined(__x86_64__)
 __attribute__((target("avx512f"))) static void exp16_row(const float* in, float* out) {
     _mm512_storeu_ps(out, exp16(_mm512_loadu_ps(in)));
+    _mm512_storeu_ps(out + 16, exp16(_mm512_loadu_ps(in + 16)));
 }
 
-TEST(Ops, VectorExpIsWithinTwoUlpOfExpf) {
-    if (!cpu_features().avx512) GTEST_SKIP() << "no AVX-512 on this CPU";
+__attribute__((target("avx2,fma"))) static void exp8_row(const float* in, float* out) {
+    for (int i = 0; i < 32; i += 8) _mm256_storeu_ps(out + i, exp8(_mm256_loadu_ps(in + i)));
+}
+
+using ExpRow = void (*)(const float* in, float* out);  // 32 values
+
+// The largest relative error against expf over the range where exp is a normal float.
+float worst_exp_error(ExpRow exp_row) {
     float worst = 0;
-    for (float x = -87.0f; x < 88.0f; x += 0.0137f) {
-        float in[16], out[16];
-        for (int i = 0; i < 16; ++i) in[i] = x + 0.0007f * static_cast<float>(i);
-        exp16_row(in, out);
-        for (int i = 0; i < 16; ++i) {
+    for (float x = -87.3f; x < 88.7f; x += 0.0137f) {
+        float in[32], out[32];
+        for (int i = 0; i < 32; ++i) in[i] = std::min(x + 0.0004f * static_cast<float>(i), 88.7f);
+        exp_row(in, out);
+        for (int i = 0; i < 32; ++i) {
             const float ref = std::exp(in[i]);
             worst = std::max(worst, std::fabs(out[i] - ref) / ref);
         }
     }
-    EXPECT_LT(worst, 2.5e-7f);  // two ulp of float
-    float zero[16] = {}, one[16];
+    return worst;
+}
+
+TEST(Ops, VectorExpIsWithinTwoUlpOfExpf) {
+    if (detected_isa() < Isa::Avx512) GTEST_SKIP() << "no AVX-512 on this CPU";
+    EXPECT_LT(worst_exp_error(exp16_row), 2.5e-7f);  // two ulp of float
+    float zero[32] = {}, one[32];
     exp16_row(zero, one);
     EXPECT_EQ(one[0], 1.0f);
 }
+
+TEST(Ops, Avx2ExpIsWithinTwoUlpOfExpfAndClampsLikeExp16) {
+    if (detected_isa() < Isa::Avx2) GTEST_SKIP() << "no AVX2 on this CPU";
+    EXPECT_LT(worst_exp_error(exp8_row), 2.5e-7f);
+    // Past the ends exp8 returns its value at the clamp: finite and normal, never inf or 0,
+    // which also checks that 2^n by exponent addition neither overflows nor goes subnormal.
+    float in[32], out[32], clamp[32];
+    for (int i = 0; i < 32; ++i) in[i] = i % 2 ? 88.7f + float(i) * 3 : -87.3f - float(i) * 3;
+    exp8_row(in, out);
+    for (int i = 0; i < 32; ++i) clamp[i] = i % 2 ? 88.7f : -87.3f;
+    exp8_row(clamp, clamp);
+    for (int i = 0; i < 32; ++i) {
+        EXPECT_EQ(out[i], clamp[i]) << in[i];
+        EXPECT_TRUE(std::isnormal(out[i])) << in[i];
+        EXPECT_NEAR(out[i] / std::exp(i % 2 ? 88.7f : -87.3f), 1.0f, 2.5e-7f) << in[i];
+    }
+    // The same polynomial and rounding as exp16: the same bits.
+    if (detected_isa() < Isa::Avx512) return;
+    std::mt19937 rng(8);
+    std::uniform_real_distribution<float> dist(-100.0f, 100.0f);
+    for (int r = 0; r < 1000; ++r) {
+        float x[32], a[32], b[32];
+        for (float& v : x) v = dist(rng);
+        exp8_row(x, a);
+        exp16_row(x, b);
+        for (int i = 0; i < 32; ++i) ASSERT_EQ(a[i], b[i]) << x[i];
+    }
+}
 #endif
 
-TEST(Ops, SwigluMatchesItsFormulaOnEveryLength) {
+TEST(Ops, SwigluMatchesItsFormulaOnEveryLengthAndLevel) {
     std::mt19937 rng(2);
-    for (int64_t n : {1, 15, 16, 17, 100}) {
-        std::vector<float> gate = random_floats(n, rng), up = random_floats(n, rng), out = gate;
-        for (float& g : gate) g *= 12.0f;  // reach deep into both tails of SiLU
-        out = gate;
-        swiglu(out.data(), up.data(), n);
-        for (int64_t i = 0; i < n; ++i)
-            EXPECT_NEAR(out[i], gate[i] / (1.0f + std::exp(-gate[i])) * up[i], 1e-5f) << n;
+    for (Isa isa : test::supported_isas()) {
+        test::ScopedIsaCap cap(isa);
+        for (int64_t n : {1, 7, 8, 9, 15, 16, 17, 100}) {
+            // Gates of scale 12 reach deep into both tails of SiLU.
+            std::vector<float> gate = random_floats(n, rng, 12.0f), up = random_floats(n, rng);
+            // One past the end must stay untouched: the tails are masked, not rounded up.
+            std::vector<float> out = gate;
+            out.push_back(-1.0f);
+            swiglu(out.data(), up.data(), n);
+            for (int64_t i = 0; i < n; ++i)
+                EXPECT_NEAR(out[i], gate[i] / (1.0f + std::exp(-gate[i])) * up[i],
+                            1e-5f * (1 + std::fabs(gate[i] * up[i])))
+                    << isa_name(isa) << " n " << n << " i " << i;
+            EXPECT_EQ(out[n], -1.0f) << isa_name(isa) << " n " << n;
+        }
+    }
+}
+
+TEST(Ops, F32ToF16RowRoundsLikeTheScalarConversionOnEveryLevel) {
+    std::mt19937 rng(6);
+    std::vector<float> src = random_floats(37, rng, 100.0f);
+    src[3] = 65520.0f;  // rounds to inf
+    src[4] = 3e-8f;     // subnormal in f16
+    for (Isa isa : test::supported_isas()) {
+        test::ScopedIsaCap cap(isa);
+        std::vector<uint16_t> dst(src.size());
+        f32_to_f16_row(src.data(), dst.data(), static_cast<int64_t>(src.size()));
+        for (size_t i = 0; i < src.size(); ++i)
+            EXPECT_EQ(dst[i], f32_to_f16(src[i])) << isa_name(isa) << " " << src[i];
     }
 }
 
@@ -263,86 +326,6 @@ TEST(Ops, RopeRotatesPairsByPositionAngles) {
     EXPECT_NEAR(n[2], std::sin(3.0f), 1e-6);
     EXPECT_NEAR(n[3], std::sin(0.3f), 1e-6);
 }
-
-// Attention through a shuffled block table equals plain softmax attention.
-// Shapes: 2 query heads per KV head, and 12 (attended 6 at a time). Heads sharing a KV head
-// are attended together when tokens x KV heads make at least 4 jobs per thread: 5 tokens x
-// 1 KV head on two threads are too few, and go one head at a time. Head dimensions 64 and
-// 128 have fixed-size value kernels, 32 the general loop; 32-position blocks fill whole
-// 16-position score chunks, 4-position blocks only part of one.
-struct AttentionCase {
-    int64_t heads, kv_heads;
-    int threads;
-    int64_t head_dim = 64, block_size = 4;
-};
-
-class AttentionTest : public ::testing::TestWithParam<AttentionCase> {};
-
-TEST_P(AttentionTest, PagedMatchesDirectSoftmax) {
-    std::mt19937 rng(5);
-    const int64_t H = GetParam().heads, Hkv = GetParam().kv_heads, d = GetParam().head_dim,
-                  bs = GetParam().block_size, ctx = 2 * bs + 3;
-    const int32_t table[] = {5, 1, 3};  // positions 0..bs-1 in block 5, then 1, then 3
-    for (TensorType type : {TensorType::F32, TensorType::F16}) {
-        const int64_t slot_elems = Hkv * d, n_slots = 6 * bs;
-        const size_t eb = type == TensorType::F16 ? 2 : 4;
-        std::vector<uint8_t> kmem(n_slots * slot_elems * eb), vmem(kmem.size());
-        std::vector<float> keys = random_floats(ctx * slot_elems, rng),
-                           vals = random_floats(ctx * slot_elems, rng);
-        for (int64_t p = 0; p < ctx; ++p) {
-            const int64_t slot = table[p / bs] * bs + p % bs;
-            for (int64_t i = 0; i < slot_elems; ++i) {
-                float kv = keys[p * slot_elems + i], vv = vals[p * slot_elems + i];
-                if (type == TensorType::F16) {
-                    reinterpret_cast<uint16_t*>(kmem.data())[slot * slot_elems + i] =
-                        f32_to_f16(kv);
-                    reinterpret_cast<uint16_t*>(vmem.data())[slot * slot_elems + i] =
-                        f32_to_f16(vv);
-                    keys[p * slot_elems + i] = f16_to_f32(f32_to_f16(kv));
-                    vals[p * slot_elems + i] = f16_to_f32(f32_to_f16(vv));
-                } else {
-                    reinterpret_cast<float*>(kmem.data())[slot * slot_elems + i] = kv;
-                    reinterpret_cast<float*>(vmem.data())[slot * slot_elems + i] = vv;
-                }
-            }
-        }
-        PagedKvLayer layer{kmem.data(), vmem.data(), type, slot_elems, bs};
-        const int64_t T = 5;
-        const int64_t positions[T] = {0, bs + 2, ctx - 1, 3, 2 * bs + 1};
-        const int32_t* tables[T] = {table, table, table, table, table};
-        std::vector<float> q = random_floats(T * H * d, rng), out(T * H * d);
-        ThreadPool pool(GetParam().threads);
-        paged_attention(layer, {H, Hkv, d}, q.data(), out.data(), T, positions, tables, 0.125f,
-                        pool);
-        for (int64_t t = 0; t < T; ++t)
-            for (int64_t h = 0; h < H; ++h) {
-                const int64_t kvh = h / (H / Hkv);
-                std::vector<double> w(positions[t] + 1);
-                double mx = -1e30, sum = 0;
-                for (int64_t p = 0; p <= positions[t]; ++p) {
-                    double s = 0;
-                    for (int64_t i = 0; i < d; ++i)
-                        s += q[(t * H + h) * d + i] * keys[p * slot_elems + kvh * d + i];
-                    w[p] = s * 0.125;
-                    mx = std::max(mx, w[p]);
-                }
-                for (double& x : w) sum += (x = std::exp(x - mx));
-                for (int64_t i = 0; i < d; ++i) {
-                    double o = 0;
-                    for (int64_t p = 0; p <= positions[t]; ++p)
-                        o += w[p] / sum * vals[p * slot_elems + kvh * d + i];
-                    ASSERT_NEAR(out[(t * H + h) * d + i], o, 1e-4) << t << " " << h << " " << i;
-                }
-            }
-    }
-}
-
-INSTANTIATE_TEST_SUITE_P(Shapes, AttentionTest,
-                         ::testing::Values(AttentionCase{4, 2, 1}, AttentionCase{4, 2, 2},
-                                           AttentionCase{12, 1, 1}, AttentionCase{12, 1, 2},
-                                           AttentionCase{12, 1, 2, 128, 32},
-                                           AttentionCase{4, 2, 1, 32, 32},
-                                           AttentionCase{8, 2, 1, 128, 4}));
 
 }  // namespace
 }  // namespace kite

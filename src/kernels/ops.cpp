@@ -5,11 +5,12 @@
 #endif
 #include "kernels/ops.h"
 
-#include "kernels/cpu_features.h"
-
+#include <algorithm>
 #include <cmath>
 
+#include "kernels/exp_avx2.h"
 #include "kernels/exp_avx512.h"
+#include "kernels/isa.h"
 #include "quant/fp16.h"
 
 #if defined(__x86_64__)
@@ -51,17 +52,22 @@ __attribute__((target("avx512f,fma"))) static void swiglu_avx512(float* gate, co
         _mm512_mask_storeu_ps(gate + i, m, _mm512_mul_ps(silu, _mm512_maskz_loadu_ps(m, up + i)));
     }
 }
-#endif
 
-void swiglu(float* gate, const float* up, int64_t n) {
-#if defined(__x86_64__)
-    static const bool avx512 = cpu_features().avx512;
-    if (avx512) return swiglu_avx512(gate, up, n);
-#endif
-    for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+__attribute__((target("avx2,fma"))) static void swiglu_avx2(float* gate, const float* up,
+                                                            int64_t n) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int64_t i = 0; i < n; i += 8) {
+        // Lanes past the end are neither read nor written.
+        const __m256i m = _mm256_cmpgt_epi32(
+            _mm256_set1_epi32(static_cast<int>(std::min<int64_t>(n - i, 8))), lane);
+        const __m256 g = _mm256_maskload_ps(gate + i, m);
+        const __m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), g));
+        const __m256 silu = _mm256_div_ps(g, _mm256_add_ps(one, e));
+        _mm256_maskstore_ps(gate + i, m, _mm256_mul_ps(silu, _mm256_maskload_ps(up + i, m)));
+    }
 }
 
-#if defined(__x86_64__)
 __attribute__((target("f16c,avx"))) static void f32_to_f16_f16c(const float* src, uint16_t* dst,
                                                                 int64_t n) {
     int64_t i = 0;
@@ -72,10 +78,19 @@ __attribute__((target("f16c,avx"))) static void f32_to_f16_f16c(const float* src
 }
 #endif
 
+// Both read active_isa() at each call, so that set_isa_cap takes effect at once.
+void swiglu(float* gate, const float* up, int64_t n) {
+#if defined(__x86_64__)
+    const Isa isa = active_isa();
+    if (isa >= Isa::Avx512) return swiglu_avx512(gate, up, n);
+    if (isa >= Isa::Avx2) return swiglu_avx2(gate, up, n);
+#endif
+    for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
 void f32_to_f16_row(const float* src, uint16_t* dst, int64_t n) {
 #if defined(__x86_64__)
-    static const bool f16c = cpu_features().f16c && cpu_features().avx2;
-    if (f16c) return f32_to_f16_f16c(src, dst, n);
+    if (active_isa() >= Isa::Avx2) return f32_to_f16_f16c(src, dst, n);
 #endif
     for (int64_t i = 0; i < n; ++i) dst[i] = f32_to_f16(src[i]);
 }

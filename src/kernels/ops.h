@@ -21,7 +21,7 @@ void rope(float* head, int64_t n_rot, int64_t position, float freq_base, RopeSty
 // gate[i] = silu(gate[i]) * up[i]: the SwiGLU feed-forward activation.
 void swiglu(float* gate, const float* up, int64_t n);
 
-// dst[i] = f16(src[i]), rounding to nearest even (F16C when the CPU has it).
+// dst[i] = f16(src[i]), rounding to nearest even (F16C from the AVX2 level up).
 void f32_to_f16_row(const float* src, uint16_t* dst, int64_t n);
 
 // x[i] += y[i]
