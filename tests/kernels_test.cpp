@@ -15,6 +15,7 @@
 #include "kernels/cpu_features.h"
 #include "kernels/exp_avx2.h"
 #include "kernels/exp_avx512.h"
+#include "kernels/isa.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "kernels/packed_gemm.h"
@@ -111,7 +112,8 @@ TEST(Matmul, ThreadedMatchesReferenceForEveryTokenCount) {
             WeightMatrix m{type, wq.data(), rows, cols, row_bytes(type, cols)};
             // The packed kernels where this CPU has them, and the dot-product path.
             WeightMatrix packed = m;
-            const PackedBytes bytes = can_pack(type) ? pack_weights(m) : nullptr;
+            packed.kernels = packed_kernels(type, active_isa());
+            const PackedBytes bytes = packed.kernels ? pack_weights(m, *packed.kernels) : nullptr;
             packed.packed = bytes.get();
             for (int64_t T : {1, 2, 3, 4, 5, 9, 16, 70}) {
                 std::vector<float> x = random_floats(T * cols, rng), y(T * rows), yp(T * rows),
@@ -133,7 +135,8 @@ TEST(Matmul, ThreadedMatchesReferenceForEveryTokenCount) {
 
 // Both BF16 products (vdpbf16ps, and widening to f32 for FMA) on the same packed bytes.
 TEST(Matmul, BothBf16KernelsMatchReference) {
-    if (!can_pack(TensorType::BF16)) GTEST_SKIP() << "no packed kernels on this CPU";
+    const PackedKernels* avx512_bf16 = packed_kernels(TensorType::BF16, Isa::Avx512);
+    if (detected_isa() < Isa::Avx512) GTEST_SKIP() << "no AVX-512 on this CPU";
     std::mt19937 rng(11);
     ThreadPool pool(2);
     const Bf16Kernel chosen = bf16_kernel();
@@ -146,9 +149,10 @@ TEST(Matmul, BothBf16KernelsMatchReference) {
         quantize_row(TensorType::BF16, &w[r * cols], &wq[r * row_bytes(TensorType::BF16, cols)],
                      cols);
     WeightMatrix m{TensorType::BF16, wq.data(), rows, cols, row_bytes(TensorType::BF16, cols)};
-    const PackedBytes bytes = pack_weights(m);
+    const PackedBytes bytes = pack_weights(m, *avx512_bf16);
     WeightMatrix packed = m;
     packed.packed = bytes.get();
+    packed.kernels = avx512_bf16;
     for (Bf16Kernel kernel : kernels) {
         set_bf16_kernel(kernel);
         for (int64_t T : {1, 3, 9, 70}) {  // 70: widened BF16 goes through F32 groups
@@ -179,8 +183,11 @@ TEST(Matmul, SharedInputMatchesSeparateProducts) {
             for (int64_t r = 0; r < rows; ++r)
                 quantize_row(type, &w[r * cols], &data.back()[r * row_bytes(type, cols)], cols);
             mats.push_back({type, data.back().data(), rows, cols, row_bytes(type, cols)});
-            if (can_pack(type)) packed.push_back(pack_weights(mats.back()));
-            if (can_pack(type)) mats.back().packed = packed.back().get();
+            const PackedKernels* kernels = packed_kernels(type, active_isa());
+            if (!kernels) continue;
+            packed.push_back(pack_weights(mats.back(), *kernels));
+            mats.back().packed = packed.back().get();
+            mats.back().kernels = kernels;
         }
         for (int64_t T : {1, 6}) {
             std::vector<float> x = random_floats(T * cols, rng);

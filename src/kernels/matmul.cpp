@@ -51,7 +51,8 @@ static bool use_reference_kernels() {
 static void matmul_packed(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens,
                           uint8_t* scratch, ThreadPool& pool) {
     const WeightMatrix& first = *targets[0].w;
-    size_t act_bytes = packed_activation_bytes(first.type, first.cols);
+    const PackedKernels& k = *first.kernels;
+    size_t act_bytes = k.activation_bytes(first.cols);
     const uint8_t* act = scratch;
     if (act_bytes == 0) {  // float weights read x as it is
         act = reinterpret_cast<const uint8_t*>(x);
@@ -59,24 +60,23 @@ static void matmul_packed(std::span<const MatmulTarget> targets, const float* x,
     } else {
         pool.parallel_for(n_tokens, [&](int64_t begin, int64_t end, int) {
             for (int64_t t = begin; t < end; ++t)
-                prepare_packed_activation(first.type, x + t * first.cols, scratch + t * act_bytes,
-                                          first.cols);
+                k.prepare_activation(x + t * first.cols, scratch + t * act_bytes, first.cols);
         });
     }
-    const int64_t tile = packed_tile_groups(n_tokens);
+    const int64_t tile = k.tile_groups(n_tokens), rows = k.rows_per_group;
     auto tiles_of = [&](const WeightMatrix& w) {
-        return ((w.rows + kPackRows - 1) / kPackRows + tile - 1) / tile;
+        return ((w.rows + rows - 1) / rows + tile - 1) / tile;
     };
     int64_t total = 0;
     for (const MatmulTarget& t : targets) total += tiles_of(*t.w);
     pool.parallel_for(total, [&](int64_t begin, int64_t end, int) {
         int64_t offset = 0;  // tiles of the matrices before this one
         for (const MatmulTarget& t : targets) {
-            const int64_t n = tiles_of(*t.w), groups = (t.w->rows + kPackRows - 1) / kPackRows;
+            const int64_t n = tiles_of(*t.w), groups = (t.w->rows + rows - 1) / rows;
             const int64_t lo = std::max(begin, offset), hi = std::min(end, offset + n);
             if (lo < hi)
-                packed_gemm(*t.w, act, act_bytes, n_tokens, t.y, (lo - offset) * tile,
-                            std::min(groups, (hi - offset) * tile));
+                k.gemm(*t.w, act, act_bytes, n_tokens, t.y, (lo - offset) * tile,
+                       std::min(groups, (hi - offset) * tile));
             offset += n;
         }
     });
@@ -84,7 +84,8 @@ static void matmul_packed(std::span<const MatmulTarget> targets, const float* x,
 
 static bool same_input(std::span<const MatmulTarget> targets) {
     for (const MatmulTarget& t : targets)
-        if (t.w->type != targets[0].w->type || t.w->cols != targets[0].w->cols || !t.w->packed)
+        if (t.w->kernels != targets[0].w->kernels || t.w->cols != targets[0].w->cols ||
+            !t.w->packed)
             return false;
     return true;
 }

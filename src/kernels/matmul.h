@@ -10,6 +10,8 @@
 
 namespace kite {
 
+struct PackedKernels;
+
 // A weight matrix as stored in GGUF: `rows` rows of `cols` values, each row contiguous.
 struct WeightMatrix {
     TensorType type = TensorType::F32;
@@ -17,7 +19,8 @@ struct WeightMatrix {
     int64_t rows = 0;
     int64_t cols = 0;
     size_t row_bytes = 0;
-    const uint8_t* packed = nullptr;  // the same rows repacked (packed_gemm.h), if any
+    const uint8_t* packed = nullptr;         // the same rows repacked (packed_gemm.h), if any
+    const PackedKernels* kernels = nullptr;  // the kernels `packed` was packed for
 };
 
 // Scratch bytes matmul needs to prepare n_tokens activation rows of `cols` values.

@@ -1,47 +1,61 @@
-// Weight matrices repacked at load for the AVX-512 matrix kernels.
+// Matrix kernels for weights repacked at load (packed_layout.h), one set per instruction set
+// and weight type: AVX-512 VNNI (16 rows per group), AVX-VNNI and AVX2 (8 rows per group).
 //
-// In the file, each weight row is contiguous, so a SIMD dot product must sum its lanes at the
-// end and convert every block's integer sum to float for one (row, token) pair. Packed, the
-// rows come in groups of 16 and a 512-bit register holds the same 4 columns of 16 rows: one
-// broadcast activation word times one register advances 16 rows at once, the lanes never
-// need summing, and each block's int32 sums are scaled for 16 rows with one float FMA.
-//
-//   quantized (per group of 16 rows, per 32-column block):
-//     d[16]     f16 scales of the 16 rows' blocks
-//     m[16]     f16 minimums (Q4_1 only)
-//     nsum[16]  int16: -(sum of the block's signed weights), to undo the activation bias
-//     q         Q8_0: 8 quads x 16 rows x 4 int8 weights
-//               Q4_0/Q4_1: 4 pairs x 16 rows x 4 bytes; the low nibbles are quad 2p, the
-//               high nibbles quad 2p+1 (Q4_0 nibbles hold w + 8, Q4_1 nibbles w)
-//   F32, F16: per group, per column, the 16 rows' values in the file's type.
-//   BF16: per group, per column pair, the 16 rows' two values (vdpbf16ps's operand).
+// Activations for packed quantized weights are 8-bit blocks with 128 added (VNNI multiplies
+// unsigned by signed bytes), so each block sum carries +128 * sum(weights), which nsum
+// removes. BF16 weights take bf16 activation pairs (vdpbf16ps) or f32 values rounded to bf16
+// (widened to f32 for FMA); F32 and F16 weights read x as it is.
 //
 // BF16 weights meet activations rounded to bf16, as llama.cpp's do. vdpbf16ps multiplies
 // 32 pairs per instruction; where that multiplies fewer pairs per second than f32 FMAs do
 // (0.45x on an Intel Xeon we measured, 2x on AMD Zen 4), the pairs are widened to f32.
-//
-// Activations for packed quantized weights are 8-bit blocks with 128 added (VNNI multiplies
-// unsigned by signed bytes), so each block sum carries +128 * sum(weights), which nsum
-// removes. BF16 weights take bf16 activation pairs; F32 and F16 weights read x as it is.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 
+#include "kernels/isa.h"
 #include "kernels/matmul.h"
 
 namespace kite {
 
-// How packed BF16 weights are multiplied: chosen once per process by timing both on this
-// CPU (bf16_dot_outruns_fp32_fma). Both read the same packed bytes.
+// One instruction set's packed kernels for one weight type.
+struct PackedKernels {
+    Isa isa;
+    int64_t rows_per_group;                    // 16 or 8
+    size_t (*activation_bytes)(int64_t cols);  // 0: the kernels read x as is
+    void (*prepare_activation)(const float* x, uint8_t* dst, int64_t cols);
+    int64_t (*tile_groups)(int64_t n_tokens);  // callers split work on multiples
+    // y[t * w.rows + r] for the rows of groups [group_begin, group_end) and all n_tokens.
+    // `act` holds the prepared rows (act_bytes apart), or x itself for float weights.
+    void (*gemm)(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int64_t n_tokens,
+                 float* y, int64_t group_begin, int64_t group_end);
+};
+
+namespace packed::avx512 {
+extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1;
+}
+namespace packed::avxvnni {
+extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1;
+}
+namespace packed::avx2 {
+extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1;
+}
+
+// The kernels for weight type `type` at instruction-set level `isa`, or nullptr (Scalar, or
+// a type without packed kernels).
+const PackedKernels* packed_kernels(TensorType type, Isa isa);
+
+// The largest activation_bytes(cols) of any packed kernels for `type` (for scratch sizes).
+size_t packed_activation_bytes(TensorType type, int64_t cols);
+
+// How packed BF16 weights are multiplied on AVX-512: chosen once per process by timing both
+// on this CPU (bf16_dot_outruns_fp32_fma). Both read the same packed bytes.
 enum class Bf16Kernel { Dot, Widen };
 Bf16Kernel bf16_kernel();
 // Tests run both (Dot needs AVX-512 BF16). Changes activation sizes: not while matmuls run.
 void set_bf16_kernel(Bf16Kernel kernel);
-
-// Rows per packed group.
-constexpr int64_t kPackRows = 16;
 
 // Activations of packed quantized matmuls: a Q8_1 block with 128 added to each quant.
 struct BlockQ8Biased {
@@ -57,26 +71,46 @@ struct AlignedFree {
 };
 using PackedBytes = std::unique_ptr<uint8_t[], AlignedFree>;
 
-// True when this CPU has a packed kernel for the weight type (AVX-512 with VNNI).
-bool can_pack(TensorType type);
+// Repacks w for k (k must be the kernels for w.type).
+PackedBytes pack_weights(const WeightMatrix& w, const PackedKernels& k);
 
-// Repacks w (see the layout above); can_pack(w.type) must hold. Rows past w.rows in the last
-// group are zero.
-PackedBytes pack_weights(const WeightMatrix& w);
+// ---- For the kernel files: activation formats and the group loop they share -----------------
+namespace packed {
 
-// Bytes of one activation row prepared for a packed matmul of w.type (0 for F32 and F16:
-// they read x directly).
-size_t packed_activation_bytes(TensorType type, int64_t cols);
+size_t biased_activation_bytes(int64_t cols);
+// Activations for widened BF16 weights: f32 values rounded to bf16, an odd count padded.
+size_t bf16_widened_activation_bytes(int64_t cols);
+void prepare_bf16_widened_activation(const float* x, uint8_t* dst, int64_t cols);
 
-// Prepares activation row x (cols values) for a packed matmul of w.type.
-void prepare_packed_activation(TensorType type, const float* x, uint8_t* dst, int64_t cols);
+// One tile: G groups from `groups` (the first is group g0) times C tokens from t0.
+using TileFn = void (*)(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
+                        size_t act_bytes, int64_t g0, int64_t t0, float* y);
 
-// Groups per tile for n_tokens: callers split work on multiples of it.
-int64_t packed_tile_groups(int64_t n_tokens);
+// Tiles of 1, 2 or 4 groups by 1..tokens tokens.
+struct TileTable {
+    int64_t tokens;
+    TileFn fn[3][8];  // [log2 groups][tokens - 1]
+};
 
-// y[t * w.rows + r] for the rows of groups [group_begin, group_end) and all n_tokens.
-// `act` holds the prepared rows (act_bytes apart), or x itself for float weights.
-void packed_gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int64_t n_tokens,
-                 float* y, int64_t group_begin, int64_t group_end);
+// Converts `groups` packed float groups to F32 groups (rows_per_group x w.cols floats each).
+using ToF32Fn = void (*)(const WeightMatrix& w, const uint8_t* src, float* dst, int64_t groups);
+
+// How one instruction set runs one weight type's packed gemm.
+struct TilePlan {
+    int64_t rows_per_group;
+    int64_t (*tile_groups)(int64_t n_tokens);
+    const TileTable* tiles;
+    // From convert_tokens tokens on, groups are converted to F32 once per call and run with
+    // f32_tiles (to_f32 nullptr: never).
+    ToF32Fn to_f32;
+    const TileTable* f32_tiles;
+    int64_t convert_tokens;
+};
+
+// PackedKernels::gemm for the plan.
+void run_tiles(const TilePlan& plan, const WeightMatrix& w, const uint8_t* act, size_t act_bytes,
+               int64_t n_tokens, float* y, int64_t group_begin, int64_t group_end);
+
+}  // namespace packed
 
 }  // namespace kite

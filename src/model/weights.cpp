@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "kernels/isa.h"
 #include "kernels/weight_kernels.h"
 #include "quant/convert.h"
 
@@ -39,9 +40,11 @@ std::vector<float> vector(const GgufFile& f, const std::string& name, int64_t n)
 // The file's copy of a packed matrix is not read again (but for token embedding rows of a
 // tied LM head, which page back in as needed), so its pages leave the resident set.
 void pack(const GgufFile& f, WeightMatrix& m, std::vector<PackedBytes>& owner) {
-    if (!can_pack(m.type)) return;
-    owner.push_back(pack_weights(m));
+    const PackedKernels* kernels = packed_kernels(m.type, active_isa());
+    if (!kernels) return;
+    owner.push_back(pack_weights(m, *kernels));
     m.packed = owner.back().get();
+    m.kernels = kernels;
     f.drop_pages(m.data, m.rows * m.row_bytes);
 }
 

@@ -1,0 +1,519 @@
+// The 256-bit kernels for packed weights (packed_layout.h with 8 rows per group): tiles of
+// groups times tokens with a 256-bit register per 8 rows, for AVX2 (+ FMA, F16C) and, for
+// the quantized types, AVX-VNNI. The AVX2 functions use only AVX2, FMA and F16C, so that
+// KITE_ISA=avx2 on an AVX-512 machine runs what an AVX2-only CPU runs.
+//
+// AVX2 has 16 vector registers: a tile's accumulators, its weight registers and a broadcast
+// must fit in them, so tiles are smaller than the AVX-512 ones.
+//
+// Integer products without VNNI: vpmaddubsw (u8 x s8, adjacent pairs summed to saturating
+// i16) then vpmaddwd with ones (to i32).
+//   Q4_0, Q4_1: the biased activations (q + 128, u8) times the weights (s8; Q4_0 nibble - 8
+//     in [-8, 7], Q4_1 nibble in [0, 15]). A pair sums to at most 2 * 255 * 8 = 4080 (Q4_0),
+//     so the 8 quads of a block sum in i16 (32640) before one vpmaddwd; Q4_1 pairs reach
+//     2 * 255 * 15 = 7650, so 4 quads (30600) at most. nsum removes the bias, as with VNNI.
+//   Q8_0: biased activations would overflow (2 * 255 * 127 > 32767), so the activation's
+//     bias is removed once per broadcast and the product is |w| (u8) times sign(x, w) (s8),
+//     at most 2 * 128 * 127 = 32512 per pair: one vpmaddwd per quad.
+// With VNNI, vpdpbusd takes the biased activations for all three types, as on AVX-512.
+#include <immintrin.h>
+
+#include <cstring>
+#include <utility>
+
+#include "kernels/cpu_features.h"
+#include "kernels/packed_gemm.h"
+#include "kernels/packed_layout.h"
+#include "quant/blocks.h"
+#include "quant/fp16.h"
+
+#define KITE_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+namespace kite::packed {
+
+namespace {
+
+constexpr int64_t kRows = 8;
+
+// Most tokens per tile. A quantized tile keeps per (group, token) an int32 (or i16) sum and a
+// float accumulator: 2 groups x 3 tokens, measured against 1 x 2..6 and 2 x 2 (AVX2 and
+// AVX-VNNI, Q4_0, Q4_1, Q8_0), was as fast as the best for each type and the fastest for Q8_0.
+// A float tile keeps an accumulator only: 2 x 6 (12 accumulators, 2 weights, a broadcast).
+constexpr int kQuantTokens = 3;
+constexpr int kFloatTokens = 6;
+
+// F16 (and BF16) groups run as F32 from this many tokens (see run_tiles).
+constexpr int64_t kConvertTokens = 64;
+
+KITE_AVX2 inline __m256 load_f16x8(const uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+KITE_AVX2 inline void store_rows(float* y, int64_t rows_left, __m256 v) {
+    if (rows_left >= kRows) return _mm256_storeu_ps(y, v);
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(rows_left)), lane);
+    _mm256_maskstore_ps(y, mask, v);
+}
+
+// A tile's accumulators: (group g, token c) holds 8 rows of token t0 + c.
+template <int G, int C>
+KITE_AVX2 inline void zero_tile(__m256 (&acc)[G][C]) {
+    for (int g = 0; g < G; ++g)
+        for (int c = 0; c < C; ++c) acc[g][c] = _mm256_setzero_ps();
+}
+
+template <int G, int C>
+KITE_AVX2 inline void store_tile(const __m256 (&acc)[G][C], const WeightMatrix& w, int64_t g0,
+                                 int64_t t0, float* y) {
+    for (int g = 0; g < G; ++g)
+        for (int c = 0; c < C; ++c)
+            store_rows(y + (t0 + c) * w.rows + (g0 + g) * kRows, w.rows - (g0 + g) * kRows,
+                       acc[g][c]);
+}
+
+// The 4 activation quants of quad `quad` of token block x, broadcast (still biased).
+KITE_AVX2 inline __m256i broadcast_quad(const BlockQ8Biased& x, int quad) {
+    int32_t word;
+    std::memcpy(&word, x.qs + 4 * quad, 4);
+    return _mm256_set1_epi32(word);
+}
+
+// Quads 2p and 2p+1 of a block for 8 rows, as signed bytes.
+template <TensorType T>
+KITE_AVX2 inline void load_quads(const uint8_t* q, int p, __m256i& lo, __m256i& hi) {
+    if constexpr (T == TensorType::Q8_0) {
+        lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 64 * p));
+        hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 64 * p + 32));
+    } else {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * p));
+        const __m256i mask = _mm256_set1_epi8(0x0f);
+        lo = _mm256_and_si256(v, mask);
+        hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
+        if constexpr (T == TensorType::Q4_0) {
+            lo = _mm256_sub_epi8(lo, _mm256_set1_epi8(8));
+            hi = _mm256_sub_epi8(hi, _mm256_set1_epi8(8));
+        }
+    }
+}
+
+// -128 * sum(weights) of block b for 8 rows: the biased activations carry +128 each.
+KITE_AVX2 inline __m256i bias_seed(const GroupParts<const uint8_t>& part, int64_t b) {
+    const __m128i nsum = _mm_loadu_si128(reinterpret_cast<const __m128i*>(part.nsum + b * kRows));
+    return _mm256_slli_epi32(_mm256_cvtepi16_epi32(nsum), 7);
+}
+
+}  // namespace
+
+// ---- AVX2 -----------------------------------------------------------------------------------
+
+namespace avx2 {
+
+namespace {
+
+// Q8_0 block sums with the sign trick (see the top of the file).
+template <int G, int C>
+KITE_AVX2 inline void q8_0_block_sums(const GroupParts<const uint8_t> (&parts)[G], int64_t b,
+                                      const BlockQ8Biased* const (&x)[C], __m256i (&sum)[G][C]) {
+    constexpr int64_t kQuantBytes = quant_layout(TensorType::Q8_0, kRows).quant_bytes;
+    const __m256i ones = _mm256_set1_epi16(1), bias = _mm256_set1_epi8(static_cast<char>(0x80));
+    for (int g = 0; g < G; ++g)
+        for (int c = 0; c < C; ++c) sum[g][c] = _mm256_setzero_si256();
+    for (int quad = 0; quad < 8; ++quad) {
+        __m256i wq[G], magnitude[G];
+        for (int g = 0; g < G; ++g) {
+            wq[g] = _mm256_loadu_si256(
+                reinterpret_cast<const __m256i*>(parts[g].q + b * kQuantBytes + 32 * quad));
+            magnitude[g] = _mm256_abs_epi8(wq[g]);
+        }
+        for (int c = 0; c < C; ++c) {
+            const __m256i xq = _mm256_xor_si256(broadcast_quad(x[c][b], quad), bias);
+            for (int g = 0; g < G; ++g) {
+                const __m256i pairs =
+                    _mm256_maddubs_epi16(magnitude[g], _mm256_sign_epi8(xq, wq[g]));
+                sum[g][c] = _mm256_add_epi32(sum[g][c], _mm256_madd_epi16(pairs, ones));
+            }
+        }
+    }
+}
+
+// Q4_0 and Q4_1 block sums: kFold pairs of quads summed in i16, then widened.
+template <TensorType T, int G, int C>
+KITE_AVX2 inline void q4_block_sums(const GroupParts<const uint8_t> (&parts)[G], int64_t b,
+                                    const BlockQ8Biased* const (&x)[C], __m256i (&sum)[G][C]) {
+    constexpr int64_t kQuantBytes = quant_layout(T, kRows).quant_bytes;
+    constexpr int kFold = T == TensorType::Q4_0 ? 4 : 2;
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int first = 0; first < 4; first += kFold) {
+        __m256i pairs[G][C];  // i16
+        for (int g = 0; g < G; ++g)
+            for (int c = 0; c < C; ++c) pairs[g][c] = _mm256_setzero_si256();
+        for (int p = first; p < first + kFold; ++p) {
+            __m256i lo[G], hi[G];
+            for (int g = 0; g < G; ++g)
+                load_quads<T>(parts[g].q + b * kQuantBytes, p, lo[g], hi[g]);
+            for (int c = 0; c < C; ++c) {
+                const __m256i xa = broadcast_quad(x[c][b], 2 * p);
+                const __m256i xb = broadcast_quad(x[c][b], 2 * p + 1);
+                for (int g = 0; g < G; ++g) {
+                    const __m256i two = _mm256_add_epi16(_mm256_maddubs_epi16(xa, lo[g]),
+                                                         _mm256_maddubs_epi16(xb, hi[g]));
+                    pairs[g][c] = _mm256_add_epi16(pairs[g][c], two);
+                }
+            }
+        }
+        // The sums start at the bias correction; it is added last, so that only the i16
+        // sums stay live through the products.
+        for (int g = 0; g < G; ++g) {
+            const __m256i seed = bias_seed(parts[g], b);
+            for (int c = 0; c < C; ++c) {
+                const __m256i wide = _mm256_madd_epi16(pairs[g][c], ones);
+                if (first == 0)
+                    sum[g][c] = _mm256_add_epi32(seed, wide);
+                else
+                    sum[g][c] = _mm256_add_epi32(sum[g][c], wide);
+            }
+        }
+    }
+}
+
+template <TensorType T, int G, int C>
+KITE_AVX2 inline void block_sums(const GroupParts<const uint8_t> (&parts)[G], int64_t b,
+                                 const BlockQ8Biased* const (&x)[C], __m256i (&sum)[G][C]) {
+    if constexpr (T == TensorType::Q8_0)
+        q8_0_block_sums(parts, b, x, sum);
+    else
+        q4_block_sums<T>(parts, b, x, sum);
+}
+
+#define KITE_TILE_TARGET KITE_AVX2
+#include "kernels/packed_quant_tile_256.inc"
+#undef KITE_TILE_TARGET
+
+template <TensorType T>
+KITE_AVX2 inline __m256 load_float_rows(const uint8_t* p) {
+    if constexpr (T == TensorType::F32) return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
+    return load_f16x8(reinterpret_cast<const uint16_t*>(p));
+}
+
+// G groups times C tokens for F32 and F16 weights: per column, one FMA per (group, token).
+template <TensorType T, int G, int C>
+KITE_AVX2 void float_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
+                          size_t act_bytes, int64_t g0, int64_t t0, float* y) {
+    constexpr int64_t kColBytes = kRows * (T == TensorType::F32 ? 4 : 2);
+    const uint8_t* wg[G];  // T, not w.type: F16 groups may come converted to F32
+    for (int g = 0; g < G; ++g) wg[g] = groups + g * w.cols * kColBytes;
+    const float* x[C];
+    for (int c = 0; c < C; ++c) x[c] = reinterpret_cast<const float*>(act + (t0 + c) * act_bytes);
+
+    __m256 acc[G][C];
+    zero_tile(acc);
+    for (int64_t k = 0; k < w.cols; ++k) {
+        __m256 wv[G];
+        for (int g = 0; g < G; ++g) wv[g] = load_float_rows<T>(wg[g] + k * kColBytes);
+        for (int c = 0; c < C; ++c) {
+            const __m256 xv = _mm256_set1_ps(x[c][k]);
+            for (int g = 0; g < G; ++g) acc[g][c] = _mm256_fmadd_ps(wv[g], xv, acc[g][c]);
+        }
+    }
+    store_tile(acc, w, g0, t0, y);
+}
+
+// A BF16 pair register as f32: each 32-bit lane holds row r's columns 2k (low half) and
+// 2k + 1 (high half), so a shift gives column 2k and a mask column 2k + 1.
+KITE_AVX2 inline void widen_bf16_pair(__m256i v, __m256& even, __m256& odd) {
+    even = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+    odd =
+        _mm256_castsi256_ps(_mm256_and_si256(v, _mm256_set1_epi32(static_cast<int>(0xffff0000u))));
+}
+
+// G groups times C tokens for BF16 weights, widened to f32, and f32 activations already
+// rounded to bf16 (AVX2 has no bf16 product).
+template <int G, int C>
+KITE_AVX2 void bf16_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
+                         size_t act_bytes, int64_t g0, int64_t t0, float* y) {
+    const uint8_t* wg[G];
+    for (int g = 0; g < G; ++g) wg[g] = groups + g * group_bytes(w, kRows);
+    const float* x[C];
+    for (int c = 0; c < C; ++c) x[c] = reinterpret_cast<const float*>(act + (t0 + c) * act_bytes);
+
+    __m256 acc[G][C];
+    zero_tile(acc);
+    for (int64_t k = 0; k < bf16_pairs(w.cols); ++k) {
+        __m256 even[G], odd[G];
+        for (int g = 0; g < G; ++g)
+            widen_bf16_pair(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg[g] + k * 32)),
+                            even[g], odd[g]);
+        for (int c = 0; c < C; ++c) {
+            const __m256 xe = _mm256_set1_ps(x[c][2 * k]), xo = _mm256_set1_ps(x[c][2 * k + 1]);
+            for (int g = 0; g < G; ++g) {
+                acc[g][c] = _mm256_fmadd_ps(even[g], xe, acc[g][c]);
+                acc[g][c] = _mm256_fmadd_ps(odd[g], xo, acc[g][c]);
+            }
+        }
+    }
+    store_tile(acc, w, g0, t0, y);
+}
+
+template <TensorType T, int G, int... C>
+constexpr void fill_float_row(TileFn* row, std::integer_sequence<int, C...>) {
+    if constexpr (T == TensorType::BF16)
+        ((row[C] = bf16_tile<G, C + 1>), ...);
+    else
+        ((row[C] = float_tile<T, G, C + 1>), ...);
+}
+
+template <TensorType T>
+constexpr TileTable make_float_table() {
+    TileTable t{kFloatTokens, {}};
+    constexpr auto tokens = std::make_integer_sequence<int, kFloatTokens>{};
+    fill_float_row<T, 1>(t.fn[0], tokens);
+    fill_float_row<T, 2>(t.fn[1], tokens);
+    fill_float_row<T, 4>(t.fn[2], tokens);
+    return t;
+}
+
+constexpr TileTable kF32 = make_float_table<TensorType::F32>(),
+                    kF16 = make_float_table<TensorType::F16>(),
+                    kBf16 = make_float_table<TensorType::BF16>();
+
+// `groups` F16 groups to F32.
+KITE_AVX2 void f16_to_f32(const WeightMatrix& w, const uint8_t* src, float* dst, int64_t groups) {
+    const auto* h = reinterpret_cast<const uint16_t*>(src);
+    for (int64_t i = 0; i < groups * kRows * w.cols; i += 8)
+        _mm256_storeu_ps(dst + i, load_f16x8(h + i));
+}
+
+// `groups` BF16 groups (column pairs) to F32 groups of w.cols columns.
+KITE_AVX2 void bf16_to_f32(const WeightMatrix& w, const uint8_t* src, float* dst, int64_t groups) {
+    for (int64_t g = 0; g < groups; ++g, src += group_bytes(w, kRows), dst += kRows * w.cols)
+        for (int64_t k = 0; k < w.cols; k += 2) {
+            __m256 even, odd;
+            widen_bf16_pair(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + k * 16)),
+                            even, odd);
+            _mm256_storeu_ps(dst + k * kRows, even);
+            if (k + 1 < w.cols) _mm256_storeu_ps(dst + (k + 1) * kRows, odd);
+        }
+}
+
+// One token (decode) streams weights: 4 groups give independent sums. Several tokens reuse
+// each weight register across a tile's tokens (see kQuantTokens).
+int64_t quant_tile_groups(int64_t n_tokens) {
+    return n_tokens == 1 ? 4 : 2;
+}
+
+int64_t float_tile_groups(int64_t n_tokens) {
+    return n_tokens == 1 ? 4 : 2;
+}
+
+constexpr TilePlan quant_plan(const TileTable& tiles) {
+    return {kRows, quant_tile_groups, &tiles, nullptr, nullptr, 0};
+}
+
+constexpr TilePlan float_plan(const TileTable& tiles, ToF32Fn to_f32) {
+    return {kRows, float_tile_groups, &tiles, to_f32, &kF32, kConvertTokens};
+}
+
+constexpr TilePlan kPlanQ8_0 = quant_plan(kQ8_0), kPlanQ4_0 = quant_plan(kQ4_0),
+                   kPlanQ4_1 = quant_plan(kQ4_1), kPlanF32 = float_plan(kF32, nullptr),
+                   kPlanF16 = float_plan(kF16, f16_to_f32),
+                   kPlanBf16 = float_plan(kBf16, bf16_to_f32);
+
+template <const TilePlan& P>
+void gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int64_t n_tokens, float* y,
+          int64_t group_begin, int64_t group_end) {
+    run_tiles(P, w, act, act_bytes, n_tokens, y, group_begin, group_end);
+}
+
+}  // namespace
+
+}  // namespace avx2
+
+// ---- AVX-VNNI -------------------------------------------------------------------------------
+
+// The VNNI block sums, as on AVX-512: seeded with the bias correction, 8 vpdpbusd per block.
+// KITE_DPBUSD names the instruction's intrinsic for the encoding compiled.
+#define KITE_VNNI_BLOCK_SUMS                                                                       \
+    template <TensorType T, int G, int C>                                                          \
+    KITE_TILE_TARGET inline void block_sums(const GroupParts<const uint8_t>(&parts)[G], int64_t b, \
+                                            const BlockQ8Biased* const(&x)[C],                     \
+                                            __m256i(&sum)[G][C]) {                                 \
+        constexpr int64_t kQuantBytes = quant_layout(T, kRows).quant_bytes;                        \
+        for (int g = 0; g < G; ++g) {                                                              \
+            const __m256i seed = bias_seed(parts[g], b);                                           \
+            for (int c = 0; c < C; ++c) sum[g][c] = seed;                                          \
+        }                                                                                          \
+        for (int p = 0; p < 4; ++p) {                                                              \
+            __m256i lo[G], hi[G];                                                                  \
+            for (int g = 0; g < G; ++g)                                                            \
+                load_quads<T>(parts[g].q + b * kQuantBytes, p, lo[g], hi[g]);                      \
+            for (int c = 0; c < C; ++c) {                                                          \
+                const __m256i xa = broadcast_quad(x[c][b], 2 * p);                                 \
+                const __m256i xb = broadcast_quad(x[c][b], 2 * p + 1);                             \
+                for (int g = 0; g < G; ++g) {                                                      \
+                    sum[g][c] = KITE_DPBUSD(sum[g][c], xa, lo[g]);                                 \
+                    sum[g][c] = KITE_DPBUSD(sum[g][c], xb, hi[g]);                                 \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+namespace avxvnni {
+
+namespace {
+
+// The VEX encoding (Alder Lake and later without AVX-512).
+namespace vex {
+#define KITE_TILE_TARGET __attribute__((target("avx2,fma,f16c,avxvnni")))
+#define KITE_DPBUSD _mm256_dpbusd_avx_epi32
+KITE_VNNI_BLOCK_SUMS
+#include "kernels/packed_quant_tile_256.inc"
+#undef KITE_DPBUSD
+#undef KITE_TILE_TARGET
+}  // namespace vex
+
+// The EVEX encoding (AVX-512 VNNI's 256-bit form).
+namespace evex {
+#define KITE_TILE_TARGET __attribute__((target("avx2,fma,f16c,avx512vl,avx512vnni")))
+#define KITE_DPBUSD _mm256_dpbusd_epi32
+KITE_VNNI_BLOCK_SUMS
+#include "kernels/packed_quant_tile_256.inc"
+#undef KITE_DPBUSD
+#undef KITE_TILE_TARGET
+}  // namespace evex
+
+// As for AVX2 (see kQuantTokens): int32 sums and accumulators of 2 x 3, plus the weights,
+// fit the 16 registers of the VEX encoding.
+int64_t tile_groups(int64_t n_tokens) {
+    return n_tokens == 1 ? 4 : 2;
+}
+
+struct VnniPlans {
+    TilePlan q8_0, q4_0, q4_1;
+};
+
+constexpr VnniPlans plans(const TileTable& q8_0, const TileTable& q4_0, const TileTable& q4_1) {
+    return {{kRows, tile_groups, &q8_0, nullptr, nullptr, 0},
+            {kRows, tile_groups, &q4_0, nullptr, nullptr, 0},
+            {kRows, tile_groups, &q4_1, nullptr, nullptr, 0}};
+}
+
+constexpr VnniPlans kVex = plans(vex::kQ8_0, vex::kQ4_0, vex::kQ4_1),
+                    kEvex = plans(evex::kQ8_0, evex::kQ4_0, evex::kQ4_1);
+
+// VEX where the CPU has AVX-VNNI, else the EVEX form of AVX-512 VNNI.
+const VnniPlans& cpu_plans() {
+    static const VnniPlans& chosen = cpu_features().avx_vnni ? kVex : kEvex;
+    return chosen;
+}
+
+template <TilePlan VnniPlans::*P>
+void gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int64_t n_tokens, float* y,
+          int64_t group_begin, int64_t group_end) {
+    run_tiles(cpu_plans().*P, w, act, act_bytes, n_tokens, y, group_begin, group_end);
+}
+
+}  // namespace
+
+}  // namespace avxvnni
+
+#undef KITE_VNNI_BLOCK_SUMS
+
+// ---- Activations and the kernel sets -------------------------------------------------------
+
+namespace {
+
+// As the reference activation quantizer: 127 / amax, round half to even; then + 128.
+KITE_AVX2 void quantize_biased(const float* x, uint8_t* dst, int64_t cols) {
+    auto* out = reinterpret_cast<BlockQ8Biased*>(dst);
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    for (int64_t b = 0; b < cols / kQK; ++b, x += kQK) {
+        __m256 v[4];
+        for (int i = 0; i < 4; ++i) v[i] = _mm256_loadu_ps(x + 8 * i);
+        __m256 m = _mm256_max_ps(
+            _mm256_max_ps(_mm256_andnot_ps(sign, v[0]), _mm256_andnot_ps(sign, v[1])),
+            _mm256_max_ps(_mm256_andnot_ps(sign, v[2]), _mm256_andnot_ps(sign, v[3])));
+        __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+        m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+        const float amax = _mm_cvtss_f32(m4);
+        const float d = amax / 127.0f;
+        const __m256 id = _mm256_set1_ps(amax != 0.0f ? 127.0f / amax : 0.0f);
+        __m256i q[4];
+        for (int i = 0; i < 4; ++i) q[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], id));
+        // The sum of the quants, for Q4_1's minimums.
+        const __m256i s8 =
+            _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
+        __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s8), _mm256_extracti128_si256(s8, 1));
+        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4e));
+        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xb1));
+        const int sum = _mm_cvtsi128_si32(s4);
+        // Narrow to bytes: the packs interleave 128-bit lanes, the permute restores the order.
+        const __m256i bytes =
+            _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+        const __m256i ordered =
+            _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[b].qs),
+                            _mm256_xor_si256(ordered, _mm256_set1_epi8(static_cast<char>(0x80))));
+        out[b].d = f32_to_f16(d);
+        out[b].s = f32_to_f16(d * static_cast<float>(sum));
+    }
+}
+
+size_t no_activation(int64_t) {
+    return 0;
+}
+
+// Float weights read x as it is.
+void keep_activation(const float*, uint8_t*, int64_t) {}
+
+}  // namespace
+
+namespace avx2 {
+const PackedKernels f32{Isa::Avx2,         kRows,         no_activation, keep_activation,
+                        float_tile_groups, gemm<kPlanF32>};
+const PackedKernels f16{Isa::Avx2,         kRows,         no_activation, keep_activation,
+                        float_tile_groups, gemm<kPlanF16>};
+const PackedKernels bf16{Isa::Avx2,
+                         kRows,
+                         bf16_widened_activation_bytes,
+                         prepare_bf16_widened_activation,
+                         float_tile_groups,
+                         gemm<kPlanBf16>};
+const PackedKernels q8_0{
+    Isa::Avx2, kRows, biased_activation_bytes, quantize_biased, quant_tile_groups, gemm<kPlanQ8_0>};
+const PackedKernels q4_0{
+    Isa::Avx2, kRows, biased_activation_bytes, quantize_biased, quant_tile_groups, gemm<kPlanQ4_0>};
+const PackedKernels q4_1{
+    Isa::Avx2, kRows, biased_activation_bytes, quantize_biased, quant_tile_groups, gemm<kPlanQ4_1>};
+}  // namespace avx2
+
+// The float types have no integer product: AVX-VNNI runs the AVX2 float kernels.
+namespace avxvnni {
+const PackedKernels f32{Isa::AvxVnni,
+                        kRows,
+                        no_activation,
+                        keep_activation,
+                        avx2::float_tile_groups,
+                        avx2::gemm<avx2::kPlanF32>};
+const PackedKernels f16{Isa::AvxVnni,
+                        kRows,
+                        no_activation,
+                        keep_activation,
+                        avx2::float_tile_groups,
+                        avx2::gemm<avx2::kPlanF16>};
+const PackedKernels bf16{Isa::AvxVnni,
+                         kRows,
+                         bf16_widened_activation_bytes,
+                         prepare_bf16_widened_activation,
+                         avx2::float_tile_groups,
+                         avx2::gemm<avx2::kPlanBf16>};
+const PackedKernels q8_0{Isa::AvxVnni,    kRows,       biased_activation_bytes,
+                         quantize_biased, tile_groups, gemm<&VnniPlans::q8_0>};
+const PackedKernels q4_0{Isa::AvxVnni,    kRows,       biased_activation_bytes,
+                         quantize_biased, tile_groups, gemm<&VnniPlans::q4_0>};
+const PackedKernels q4_1{Isa::AvxVnni,    kRows,       biased_activation_bytes,
+                         quantize_biased, tile_groups, gemm<&VnniPlans::q4_1>};
+}  // namespace avxvnni
+
+}  // namespace kite::packed

@@ -1,0 +1,386 @@
+// The AVX-512 kernels for packed weights (packed_layout.h with 16 rows per group): tiles of
+// groups times tokens, a 512-bit register per 16 rows. GCC 12's AVX-512 headers seed results
+// with _mm512_undefined_*(), which its own -Wuninitialized then reports wherever they are
+// inlined (GCC bug 105593, fixed in 13).
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "kernels/packed_gemm.h"
+#include "kernels/packed_layout.h"
+#include "quant/blocks.h"
+#include "quant/fp16.h"
+
+namespace kite::packed::avx512 {
+
+namespace {
+
+constexpr int64_t kRows = 16;
+
+#define KITE_AVX512 \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,f16c,fma")))
+
+KITE_AVX512 inline float h2f(uint16_t h) {
+    return _cvtsh_ss(h);
+}
+
+KITE_AVX512 inline __m512 load_f16x16(const uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+// The two quads (8 columns) of pair p of a block for 16 rows, as signed bytes.
+template <TensorType T>
+KITE_AVX512 inline void load_quads(const uint8_t* q, int p, __m512i& lo, __m512i& hi) {
+    if constexpr (T == TensorType::Q8_0) {
+        lo = _mm512_loadu_si512(q + 128 * p);
+        hi = _mm512_loadu_si512(q + 128 * p + 64);
+    } else {
+        const __m512i v = _mm512_loadu_si512(q + 64 * p);
+        const __m512i mask = _mm512_set1_epi8(0x0f);
+        lo = _mm512_and_si512(v, mask);
+        hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
+        if constexpr (T == TensorType::Q4_0) {
+            lo = _mm512_sub_epi8(lo, _mm512_set1_epi8(8));
+            hi = _mm512_sub_epi8(hi, _mm512_set1_epi8(8));
+        }
+    }
+}
+
+KITE_AVX512 inline void store_rows(float* y, int64_t rows_left, __m512 v) {
+    if (rows_left >= kRows)
+        _mm512_storeu_ps(y, v);
+    else
+        _mm512_mask_storeu_ps(y, static_cast<__mmask16>((1u << rows_left) - 1), v);
+}
+
+// A tile's accumulators: (group g, token c) holds 16 rows of token t0 + c.
+template <int G, int C>
+KITE_AVX512 inline void zero_tile(__m512 (&acc)[G][C]) {
+    for (int g = 0; g < G; ++g)
+        for (int c = 0; c < C; ++c) acc[g][c] = _mm512_setzero_ps();
+}
+
+template <int G, int C>
+KITE_AVX512 inline void store_tile(const __m512 (&acc)[G][C], const WeightMatrix& w, int64_t g0,
+                                   int64_t t0, float* y) {
+    for (int g = 0; g < G; ++g)
+        for (int c = 0; c < C; ++c)
+            store_rows(y + (t0 + c) * w.rows + (g0 + g) * kRows, w.rows - (g0 + g) * kRows,
+                       acc[g][c]);
+}
+
+// G groups (16 G rows) times C tokens. Per block, each (group, token) gathers an int32 sum
+// for 16 rows from 8 VNNI steps, then one FMA scales it by the row and token scales.
+template <TensorType T, int G, int C>
+KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
+                            size_t act_bytes, int64_t g0, int64_t t0, float* y) {
+    const int64_t nb = w.cols / kQK;
+    const QuantLayout l = quant_layout(T, kRows);
+    GroupParts<const uint8_t> parts[G];
+    for (int g = 0; g < G; ++g) parts[g] = group_parts(groups + g * group_bytes(w, kRows), nb, l);
+    const BlockQ8Biased* x[C];
+    for (int c = 0; c < C; ++c)
+        x[c] = reinterpret_cast<const BlockQ8Biased*>(act + (t0 + c) * act_bytes);
+
+    __m512 acc[G][C];
+    zero_tile(acc);
+
+    for (int64_t b = 0; b < nb; ++b) {
+        __m512i sum[G][C];
+        for (int g = 0; g < G; ++g) {
+            // Start from -128 * sum(w): the activations carry +128 each.
+            const __m512i seed =
+                _mm512_slli_epi32(_mm512_cvtepi16_epi32(_mm256_loadu_si256(
+                                      reinterpret_cast<const __m256i*>(parts[g].nsum + b * kRows))),
+                                  7);
+            for (int c = 0; c < C; ++c) sum[g][c] = seed;
+        }
+        for (int p = 0; p < 4; ++p) {
+            __m512i lo[G], hi[G];
+            for (int g = 0; g < G; ++g)
+                load_quads<T>(parts[g].q + b * l.quant_bytes, p, lo[g], hi[g]);
+            for (int c = 0; c < C; ++c) {
+                int32_t xa, xb;
+                std::memcpy(&xa, x[c][b].qs + 8 * p, 4);
+                std::memcpy(&xb, x[c][b].qs + 8 * p + 4, 4);
+                const __m512i va = _mm512_set1_epi32(xa), vb = _mm512_set1_epi32(xb);
+                for (int g = 0; g < G; ++g) {
+                    sum[g][c] = _mm512_dpbusd_epi32(sum[g][c], va, lo[g]);
+                    sum[g][c] = _mm512_dpbusd_epi32(sum[g][c], vb, hi[g]);
+                }
+            }
+        }
+        float dx[C], sx[C];  // the tokens' block scales (and scaled sums), once per block
+        for (int c = 0; c < C; ++c) {
+            dx[c] = h2f(x[c][b].d);
+            if constexpr (T == TensorType::Q4_1) sx[c] = h2f(x[c][b].s);
+        }
+        for (int g = 0; g < G; ++g) {
+            const __m512 dw = load_f16x16(parts[g].d + b * kRows);
+            for (int c = 0; c < C; ++c) {
+                const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(dx[c]));
+                acc[g][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[g][c]), scale, acc[g][c]);
+            }
+            if constexpr (T == TensorType::Q4_1) {
+                const __m512 mw = load_f16x16(parts[g].m + b * kRows);
+                for (int c = 0; c < C; ++c)
+                    acc[g][c] = _mm512_fmadd_ps(mw, _mm512_set1_ps(sx[c]), acc[g][c]);
+            }
+        }
+    }
+    store_tile(acc, w, g0, t0, y);
+}
+
+template <TensorType T>
+KITE_AVX512 inline __m512 load_float_rows(const uint8_t* p) {
+    if constexpr (T == TensorType::F32) return _mm512_loadu_ps(p);
+    return load_f16x16(reinterpret_cast<const uint16_t*>(p));
+}
+
+// G groups times C tokens for F32 and F16 weights: per column, one FMA per (group, token).
+template <TensorType T, int G, int C>
+KITE_AVX512 void float_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
+                            size_t act_bytes, int64_t g0, int64_t t0, float* y) {
+    constexpr int64_t kColBytes = kRows * (T == TensorType::F32 ? 4 : 2);
+    const uint8_t* wg[G];  // T, not w.type: F16 groups may come converted to F32
+    for (int g = 0; g < G; ++g) wg[g] = groups + g * w.cols * kColBytes;
+    const float* x[C];
+    for (int c = 0; c < C; ++c) x[c] = reinterpret_cast<const float*>(act + (t0 + c) * act_bytes);
+
+    __m512 acc[G][C];
+    zero_tile(acc);
+    for (int64_t k = 0; k < w.cols; ++k) {
+        __m512 wv[G];
+        for (int g = 0; g < G; ++g) wv[g] = load_float_rows<T>(wg[g] + k * kColBytes);
+        for (int c = 0; c < C; ++c) {
+            const __m512 xv = _mm512_set1_ps(x[c][k]);
+            for (int g = 0; g < G; ++g) acc[g][c] = _mm512_fmadd_ps(wv[g], xv, acc[g][c]);
+        }
+    }
+    store_tile(acc, w, g0, t0, y);
+}
+
+#define KITE_AVX512_BF16                                                        \
+    __attribute__((                                                             \
+        target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,avx512bf16,f16c," \
+               "fma")))
+
+// G groups times C tokens for BF16 weights and bf16 activation pairs: one vdpbf16ps per
+// (group, token) and column pair multiplies 2 columns of 16 rows, no conversion needed.
+template <int G, int C>
+KITE_AVX512_BF16 void bf16_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
+                                size_t act_bytes, int64_t g0, int64_t t0, float* y) {
+    const uint8_t* wg[G];
+    for (int g = 0; g < G; ++g) wg[g] = groups + g * group_bytes(w, kRows);
+    const uint8_t* x[C];
+    for (int c = 0; c < C; ++c) x[c] = act + (t0 + c) * act_bytes;
+
+    __m512 acc[G][C];
+    zero_tile(acc);
+    for (int64_t k = 0; k < bf16_pairs(w.cols); ++k) {
+        __m512bh wv[G];
+        for (int g = 0; g < G; ++g) wv[g] = (__m512bh)_mm512_loadu_si512(wg[g] + k * 64);
+        for (int c = 0; c < C; ++c) {
+            int32_t pair;
+            std::memcpy(&pair, x[c] + 4 * k, 4);
+            const __m512bh xv = (__m512bh)_mm512_set1_epi32(pair);
+            for (int g = 0; g < G; ++g) acc[g][c] = _mm512_dpbf16_ps(acc[g][c], wv[g], xv);
+        }
+    }
+    store_tile(acc, w, g0, t0, y);
+}
+
+// A BF16 pair register as f32: each 32-bit lane holds row r's columns 2k (low half) and
+// 2k + 1 (high half), so a shift gives column 2k and a mask column 2k + 1.
+KITE_AVX512 inline void widen_bf16_pair(__m512i v, __m512& even, __m512& odd) {
+    even = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+    odd =
+        _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
+}
+
+// n (a multiple of 16) f16 values to f32.
+KITE_AVX512 void convert_f16_to_f32(const uint16_t* src, float* dst, int64_t n) {
+    for (int64_t i = 0; i < n; i += 16) _mm512_storeu_ps(dst + i, load_f16x16(src + i));
+}
+
+// The column pairs of `groups` BF16 groups to F32 groups of w.cols columns.
+KITE_AVX512 void widen_bf16_pairs(const WeightMatrix& w, const uint8_t* src, float* dst,
+                                  int64_t groups) {
+    for (int64_t g = 0; g < groups; ++g, src += group_bytes(w, kRows), dst += kRows * w.cols)
+        for (int64_t k = 0; k < w.cols; k += 2) {
+            __m512 even, odd;
+            widen_bf16_pair(_mm512_loadu_si512(src + k * 32), even, odd);
+            _mm512_storeu_ps(dst + k * kRows, even);
+            if (k + 1 < w.cols) _mm512_storeu_ps(dst + (k + 1) * kRows, odd);
+        }
+}
+
+// Tokens from which F16 (and widened BF16) weights are converted to F32 once per call (see
+// packed_gemm).
+constexpr int64_t kConvertTokens = 64;
+
+// The same product as bf16_tile with f32 FMAs, for CPUs that run vdpbf16ps slowly: the
+// pairs are widened (widen_bf16_pair), and the activations come as f32 already rounded to
+// bf16.
+template <int G, int C>
+KITE_AVX512 void bf16_widen_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
+                                 size_t act_bytes, int64_t g0, int64_t t0, float* y) {
+    const uint8_t* wg[G];
+    for (int g = 0; g < G; ++g) wg[g] = groups + g * group_bytes(w, kRows);
+    const float* x[C];
+    for (int c = 0; c < C; ++c) x[c] = reinterpret_cast<const float*>(act + (t0 + c) * act_bytes);
+
+    __m512 acc[G][C];
+    zero_tile(acc);
+    for (int64_t k = 0; k < bf16_pairs(w.cols); ++k) {
+        __m512 even[G], odd[G];
+        for (int g = 0; g < G; ++g)
+            widen_bf16_pair(_mm512_loadu_si512(wg[g] + k * 64), even[g], odd[g]);
+        for (int c = 0; c < C; ++c) {
+            const __m512 xe = _mm512_set1_ps(x[c][2 * k]), xo = _mm512_set1_ps(x[c][2 * k + 1]);
+            for (int g = 0; g < G; ++g) {
+                acc[g][c] = _mm512_fmadd_ps(even[g], xe, acc[g][c]);
+                acc[g][c] = _mm512_fmadd_ps(odd[g], xo, acc[g][c]);
+            }
+        }
+    }
+    store_tile(acc, w, g0, t0, y);
+}
+
+// ---- Tables ---------------------------------------------------------------------------------
+
+// Most tokens per tile: quantized tiles hold an int32 sum and a float accumulator per
+// (group, token), so 2 groups x 4 tokens fill the registers; float tiles hold only the
+// accumulator, and 2 x 8 converts each f16/bf16 weight register once for 8 tokens.
+constexpr int tile_tokens(TensorType t) {
+    return is_float(t) ? 8 : 4;
+}
+
+// kWiden: BF16 tiles with FMA instead of vdpbf16ps (see bf16_widen_tile).
+template <TensorType T, bool kWiden, int G, int... C>
+constexpr void fill_row(TileFn* row, std::integer_sequence<int, C...>) {
+    if constexpr (T == TensorType::BF16 && kWiden) {
+        ((row[C] = bf16_widen_tile<G, C + 1>), ...);
+    } else if constexpr (T == TensorType::BF16) {
+        ((row[C] = bf16_tile<G, C + 1>), ...);
+    } else if constexpr (is_float(T)) {
+        ((row[C] = float_tile<T, G, C + 1>), ...);
+    } else {
+        ((row[C] = quant_tile<T, G, C + 1>), ...);
+    }
+}
+
+template <TensorType T, bool kWiden = false>
+constexpr TileTable make_table() {
+    TileTable t{tile_tokens(T), {}};
+    constexpr auto tokens = std::make_integer_sequence<int, tile_tokens(T)>{};
+    fill_row<T, kWiden, 1>(t.fn[0], tokens);
+    fill_row<T, kWiden, 2>(t.fn[1], tokens);
+    fill_row<T, kWiden, 4>(t.fn[2], tokens);
+    return t;
+}
+
+constexpr TileTable kQ8_0 = make_table<TensorType::Q8_0>(), kQ4_0 = make_table<TensorType::Q4_0>(),
+                    kQ4_1 = make_table<TensorType::Q4_1>(), kF32 = make_table<TensorType::F32>(),
+                    kF16 = make_table<TensorType::F16>(), kBf16Dot = make_table<TensorType::BF16>(),
+                    kBf16Widen = make_table<TensorType::BF16, true>();
+
+int64_t tile_groups(int64_t n_tokens) {
+    // One token (decode) streams weights: 4 groups give enough independent sums. Several
+    // tokens reuse each weight register (see tile_tokens).
+    return n_tokens == 1 ? 4 : 2;
+}
+
+void f16_to_f32(const WeightMatrix& w, const uint8_t* src, float* dst, int64_t groups) {
+    convert_f16_to_f32(reinterpret_cast<const uint16_t*>(src), dst, groups * kRows * w.cols);
+}
+
+// F16 and widened BF16 groups run as F32 from this many tokens (it converted each weight
+// register n_tokens / 8 times).
+constexpr TilePlan plan(const TileTable& tiles, ToF32Fn to_f32 = nullptr) {
+    return {kRows, tile_groups, &tiles, to_f32, &kF32, kConvertTokens};
+}
+
+constexpr TilePlan kPlanQ8_0 = plan(kQ8_0), kPlanQ4_0 = plan(kQ4_0), kPlanQ4_1 = plan(kQ4_1),
+                   kPlanF32 = plan(kF32), kPlanF16 = plan(kF16, f16_to_f32),
+                   kPlanBf16Dot = plan(kBf16Dot),
+                   kPlanBf16Widen = plan(kBf16Widen, widen_bf16_pairs);
+
+template <const TilePlan& P>
+void gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int64_t n_tokens, float* y,
+          int64_t group_begin, int64_t group_end) {
+    run_tiles(P, w, act, act_bytes, n_tokens, y, group_begin, group_end);
+}
+
+void gemm_bf16(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int64_t n_tokens,
+               float* y, int64_t group_begin, int64_t group_end) {
+    run_tiles(bf16_kernel() == Bf16Kernel::Dot ? kPlanBf16Dot : kPlanBf16Widen, w, act, act_bytes,
+              n_tokens, y, group_begin, group_end);
+}
+
+// ---- Activations ----------------------------------------------------------------------------
+
+KITE_AVX512 void quantize_biased(const float* x, uint8_t* dst, int64_t cols) {
+    auto* out = reinterpret_cast<BlockQ8Biased*>(dst);
+    for (int64_t b = 0; b < cols / kQK; ++b, x += kQK) {
+        const __m512 v0 = _mm512_loadu_ps(x), v1 = _mm512_loadu_ps(x + 16);
+        const float amax =
+            _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1)));
+        // As the reference activation quantizer: 127 / amax, round half to even.
+        const float d = amax / 127.0f;
+        const __m512 id = _mm512_set1_ps(amax != 0.0f ? 127.0f / amax : 0.0f);
+        const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(v0, id));
+        const __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(v1, id));
+        const int sum = _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+        const __m128i bias = _mm_set1_epi8(static_cast<char>(0x80));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out[b].qs),
+                         _mm_xor_si128(_mm512_cvtepi32_epi8(q0), bias));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out[b].qs + 16),
+                         _mm_xor_si128(_mm512_cvtepi32_epi8(q1), bias));
+        out[b].d = f32_to_f16(d);
+        out[b].s = f32_to_f16(d * static_cast<float>(sum));
+    }
+}
+
+size_t no_activation(int64_t) {
+    return 0;
+}
+
+// Float weights read x as it is.
+void keep_activation(const float*, uint8_t*, int64_t) {}
+
+// BF16 activations for the kernel chosen: bf16 pairs for vdpbf16ps, else widened f32.
+size_t bf16_activation_bytes(int64_t cols) {
+    return bf16_kernel() == Bf16Kernel::Dot ? static_cast<size_t>(bf16_pairs(cols)) * 4
+                                            : bf16_widened_activation_bytes(cols);
+}
+
+void prepare_bf16_activation(const float* x, uint8_t* dst, int64_t cols) {
+    if (bf16_kernel() == Bf16Kernel::Widen) return prepare_bf16_widened_activation(x, dst, cols);
+    auto* out = reinterpret_cast<uint16_t*>(dst);
+    std::transform(x, x + cols, out, f32_to_bf16);
+    if (cols % 2) out[cols] = 0;  // the padded column's partner
+}
+
+}  // namespace
+
+const PackedKernels f32{Isa::Avx512,     kRows,       no_activation,
+                        keep_activation, tile_groups, gemm<kPlanF32>};
+const PackedKernels f16{Isa::Avx512,     kRows,       no_activation,
+                        keep_activation, tile_groups, gemm<kPlanF16>};
+const PackedKernels bf16{Isa::Avx512, kRows,    bf16_activation_bytes, prepare_bf16_activation,
+                         tile_groups, gemm_bf16};
+const PackedKernels q8_0{Isa::Avx512,     kRows,       biased_activation_bytes,
+                         quantize_biased, tile_groups, gemm<kPlanQ8_0>};
+const PackedKernels q4_0{Isa::Avx512,     kRows,       biased_activation_bytes,
+                         quantize_biased, tile_groups, gemm<kPlanQ4_0>};
+const PackedKernels q4_1{Isa::Avx512,     kRows,       biased_activation_bytes,
+                         quantize_biased, tile_groups, gemm<kPlanQ4_1>};
+
+}  // namespace kite::packed::avx512

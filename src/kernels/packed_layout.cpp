@@ -1,0 +1,112 @@
+#include "kernels/packed_layout.h"
+
+#include <cstring>
+
+#include "quant/blocks.h"
+
+namespace kite::packed {
+
+namespace {
+
+int64_t element_bytes(TensorType t) {
+    return t == TensorType::F32 ? 4 : 2;
+}
+
+// Signed weight j of a block (its value before the scale), for Q4_0 the nibble minus 8.
+template <typename Block>
+int signed_weight(const Block& b, int j) {
+    if constexpr (std::is_same_v<Block, BlockQ8_0>) {
+        return b.qs[j];
+    } else {
+        const int nibble = j < 16 ? b.qs[j] & 0x0f : b.qs[j - 16] >> 4;
+        return std::is_same_v<Block, BlockQ4_0> ? nibble - 8 : nibble;
+    }
+}
+
+template <typename Block>
+void pack_quant_row(const Block* src, int64_t nb, const QuantLayout& l,
+                    const GroupParts<uint8_t>& p, int64_t r) {
+    constexpr bool kQ8 = std::is_same_v<Block, BlockQ8_0>;
+    const int64_t R = l.rows;
+    for (int64_t b = 0; b < nb; ++b) {
+        const Block& blk = src[b];
+        p.d[b * R + r] = blk.d;
+        if constexpr (std::is_same_v<Block, BlockQ4_1>) p.m[b * R + r] = blk.m;
+        int sum = 0;
+        for (int j = 0; j < kQK; ++j) sum += signed_weight(blk, j);
+        p.nsum[b * R + r] = static_cast<int16_t>(-sum);
+        uint8_t* q = p.q + b * l.quant_bytes;
+        for (int j = 0; j < kQK; ++j) {
+            const int quad = j / 4, i = j % 4, w = signed_weight(blk, j);
+            if constexpr (kQ8) {
+                q[(quad * R + r) * 4 + i] = static_cast<uint8_t>(w);
+            } else {
+                // The kernel gets the signed weight back: Q4_0 subtracts 8, Q4_1 is unsigned.
+                const int nibble = std::is_same_v<Block, BlockQ4_0> ? w + 8 : w;
+                q[((quad / 2) * R + r) * 4 + i] |=
+                    static_cast<uint8_t>(nibble << (quad % 2 ? 4 : 0));
+            }
+        }
+    }
+}
+
+template <typename Block>
+void pack_quant(const WeightMatrix& w, int64_t rows, uint8_t* out) {
+    const int64_t nb = w.cols / kQK;
+    const QuantLayout l = quant_layout(w.type, rows);
+    for (int64_t g = 0; g < n_groups(w, rows); ++g) {
+        const GroupParts<uint8_t> p = group_parts(out + g * group_bytes(w, rows), nb, l);
+        for (int64_t r = 0; r < rows && g * rows + r < w.rows; ++r)
+            pack_quant_row(reinterpret_cast<const Block*>(w.data + (g * rows + r) * w.row_bytes),
+                           nb, l, p, r);
+    }
+}
+
+void pack_float(const WeightMatrix& w, int64_t rows, uint8_t* out) {
+    const int64_t es = element_bytes(w.type);
+    for (int64_t g = 0; g < n_groups(w, rows); ++g) {
+        uint8_t* group = out + g * group_bytes(w, rows);
+        for (int64_t r = 0; r < rows && g * rows + r < w.rows; ++r) {
+            const uint8_t* row = w.data + (g * rows + r) * w.row_bytes;
+            for (int64_t k = 0; k < w.cols; ++k)
+                std::memcpy(group + (k * rows + r) * es, row + k * es, es);
+        }
+    }
+}
+
+// Per group, per column pair: row r's two bf16 values at bytes 4r..4r+3.
+void pack_bf16(const WeightMatrix& w, int64_t rows, uint8_t* out) {
+    for (int64_t g = 0; g < n_groups(w, rows); ++g) {
+        uint8_t* group = out + g * group_bytes(w, rows);
+        for (int64_t r = 0; r < rows && g * rows + r < w.rows; ++r) {
+            const uint8_t* row = w.data + (g * rows + r) * w.row_bytes;
+            for (int64_t k = 0; k < w.cols; ++k)
+                std::memcpy(group + ((k / 2) * rows + r) * 4 + (k % 2) * 2, row + 2 * k, 2);
+        }
+    }
+}
+
+}  // namespace
+
+int64_t group_bytes(const WeightMatrix& w, int64_t rows) {
+    if (w.type == TensorType::BF16) return bf16_pairs(w.cols) * rows * 4;
+    if (is_float(w.type)) return w.cols * rows * element_bytes(w.type);
+    return w.cols / kQK * quant_layout(w.type, rows).block_bytes();
+}
+
+void pack_into(const WeightMatrix& w, int64_t rows, uint8_t* out) {
+    switch (w.type) {
+        case TensorType::Q8_0:
+            return pack_quant<BlockQ8_0>(w, rows, out);
+        case TensorType::Q4_0:
+            return pack_quant<BlockQ4_0>(w, rows, out);
+        case TensorType::Q4_1:
+            return pack_quant<BlockQ4_1>(w, rows, out);
+        case TensorType::BF16:
+            return pack_bf16(w, rows, out);
+        default:
+            return pack_float(w, rows, out);
+    }
+}
+
+}  // namespace kite::packed

@@ -1,0 +1,87 @@
+// The layout of weight matrices repacked at load for the register-tiled matrix kernels
+// (packed_gemm.h), for any number R of rows per group: 16 where a register holds 512 bits
+// (AVX-512), 8 where it holds 256 (AVX2, AVX-VNNI).
+//
+// In the file, each weight row is contiguous, so a SIMD dot product must sum its lanes at the
+// end and convert every block's integer sum to float for one (row, token) pair. Packed, the
+// rows come in groups of R and one register holds the same 4 columns of R rows: one broadcast
+// activation word times one register advances R rows at once, the lanes never need summing,
+// and each block's int32 sums are scaled for R rows with one float FMA.
+//
+//   quantized (per group of R rows, per 32-column block, each part stored for all blocks of
+//   the group in turn, so the quant loads stay aligned):
+//     q         Q8_0: 8 quads x R rows x 4 int8 weights
+//               Q4_0/Q4_1: 4 pairs x R rows x 4 bytes; the low nibbles are quad 2p, the
+//               high nibbles quad 2p+1 (Q4_0 nibbles hold w + 8, Q4_1 nibbles w)
+//     d[R]      f16 scales of the R rows' blocks
+//     m[R]      f16 minimums (Q4_1 only)
+//     nsum[R]   int16: -(sum of the block's signed weights), to undo the activation bias
+//   F32, F16: per group, per column, the R rows' values in the file's type.
+//   BF16: per group, per column pair, the R rows' two values (an odd last column is padded).
+//
+// Rows past the matrix's last row in the last group are zero.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/matmul.h"
+
+namespace kite::packed {
+
+// The parts of one quantized block for a group of R rows.
+struct QuantLayout {
+    int64_t rows;         // R
+    int64_t quant_bytes;  // per block: 32 R (Q8_0) or 16 R (Q4_*)
+    bool has_min;         // Q4_1
+    int64_t block_bytes() const { return quant_bytes + rows * 2 * (has_min ? 3 : 2); }
+};
+
+constexpr QuantLayout quant_layout(TensorType t, int64_t rows) {
+    return {rows, (t == TensorType::Q8_0 ? 32 : 16) * rows, t == TensorType::Q4_1};
+}
+
+constexpr bool is_float(TensorType t) {
+    return t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16;
+}
+
+// Column pairs of a BF16 matrix.
+constexpr int64_t bf16_pairs(int64_t cols) {
+    return (cols + 1) / 2;
+}
+
+constexpr int64_t n_groups(const WeightMatrix& w, int64_t rows) {
+    return (w.rows + rows - 1) / rows;
+}
+
+// Packed bytes of one group of `rows` rows of w.
+int64_t group_bytes(const WeightMatrix& w, int64_t rows);
+
+// The parts of one group's quantized bytes (Byte: uint8_t to pack, const uint8_t to read).
+template <typename Byte>
+struct GroupParts {
+    static constexpr bool kConst = std::is_const_v<Byte>;
+    using U16 = std::conditional_t<kConst, const uint16_t, uint16_t>;
+    using I16 = std::conditional_t<kConst, const int16_t, int16_t>;
+    Byte* q;
+    U16* d;
+    U16* m;  // Q4_1 only
+    I16* nsum;
+};
+
+template <typename Byte>
+GroupParts<Byte> group_parts(Byte* group, int64_t nb, const QuantLayout& l) {
+    using P = GroupParts<Byte>;
+    P p;
+    p.q = group;
+    p.d = reinterpret_cast<typename P::U16*>(group + nb * l.quant_bytes);
+    p.m = l.has_min ? p.d + nb * l.rows : nullptr;
+    p.nsum = reinterpret_cast<typename P::I16*>((l.has_min ? p.m : p.d) + nb * l.rows);
+    return p;
+}
+
+// Writes w packed in groups of `rows` rows to out (n_groups * group_bytes bytes, zeroed).
+// w.type is F32, F16, BF16, Q8_0, Q4_0 or Q4_1.
+void pack_into(const WeightMatrix& w, int64_t rows, uint8_t* out);
+
+}  // namespace kite::packed
