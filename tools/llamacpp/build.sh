@@ -25,7 +25,8 @@
 #                                             every AVX-512, AVX-VNNI and AMX option off:
 #                                             the code an AVX2-only CPU (Haswell, Zen 1-3)
 #                                             runs, to compare with Kite at KITE_ISA=avx2
-#                                             on a machine that has AVX-512
+#                                             on a machine that has AVX-512; builds
+#                                             only llama-bench and llama-batched-bench
 set -euo pipefail
 
 # --- pin --------------------------------------------------------------------
@@ -56,6 +57,9 @@ case "$ISA" in
         ;;
     avx2)
         PREFIX="$CACHE_ROOT/llama.cpp-$LCPP_PY_VERSION-avx2"
+        # Only for speed comparisons: the two benchmark tools (138 of the 238 build
+        # steps).
+        TARGETS=(llama-bench llama-batched-bench)
         # ggml's own x86 "haswell" level (SSE4.2 AVX F16C AVX2 BMI2 FMA). Only ggml-cpu
         # gets these -m flags; the rest of llama.cpp builds for baseline x86-64.
         ISA_FLAGS=(-DGGML_NATIVE=OFF -DGGML_CPU_ALL_VARIANTS=OFF -DGGML_BACKEND_DL=OFF
