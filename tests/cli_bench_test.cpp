@@ -1,11 +1,12 @@
 // `kite bench` and `kite roofline` as a user runs them: exit codes, the JSON fields scripts
-// read, and the lines of the roofline report.
+// read, the lines of the roofline report, and --isa, which caps the kernels' instruction set.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
+#include "kernels/isa.h"
 #include "run_command.h"
 #include "test_paths.h"
 
@@ -47,6 +48,9 @@ TEST(CliBench, JsonHasOneRowPerTest) {
             EXPECT_GT(row.at(key).get<double>(), 0) << key;
         EXPECT_TRUE(row.at("bound") == "memory-bound" || row.at("bound") == "compute-bound");
         EXPECT_TRUE(has(row.at("peak_compute").get<std::string>(), "int8 dot"));
+        // The child inherits KITE_ISA, so its level is this process's.
+        EXPECT_EQ(row.at("isa"), isa_name(active_isa()));
+        EXPECT_TRUE(row.at("bf16_kernel").is_null());  // Q4_1 weights
     }
     EXPECT_EQ(rows[0].at("n_prompt"), 16);
     EXPECT_EQ(rows[0].at("n_gen"), 0);
@@ -78,6 +82,47 @@ TEST(CliBench, RejectsBadFlags) {
     EXPECT_TRUE(has(r.err, "cannot open")) << r.err;
 }
 
+TEST(CliBench, IsaFlagCapsTheKernels) {
+    if (detected_isa() < Isa::Avx2) GTEST_SKIP() << "this CPU has no AVX2";
+    const std::string args =
+        "bench " + model_arg() + " -p 8 -n 2 -r 1 -t 2 --peak-gbs 10 --peak-gflops 100 --isa avx2";
+    auto r = run_kite(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(has(
+        r.out, "kernels: avx2 (this CPU: up to " + std::string(isa_name(detected_isa())) + ")\n"))
+        << r.out;
+    EXPECT_TRUE(has(r.err, "kite bench: kernels: avx2")) << r.err;
+    r = run_kite(args + " -o json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json rows = nlohmann::json::parse(r.out);
+    ASSERT_EQ(rows.size(), 2u) << r.out;
+    for (const nlohmann::json& row : rows) EXPECT_EQ(row.at("isa"), "avx2") << row.dump();
+    // The lowest level: the scalar references.
+    r = run_kite(args.substr(0, args.size() - 4) + "scalar -o json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out).at(0).at("isa"), "scalar") << r.out;
+}
+
+TEST(CliBench, IsaFlagRejectsUnknownLevels) {
+    for (const char* level : {"avx3", "AVX2", "sse", "''"}) {
+        auto r = run_kite("bench -p 8 -n 2 --isa " + std::string(level));
+        EXPECT_EQ(r.exit_code, 2) << level << ": " << r.err;
+        EXPECT_EQ(test::count_lines(r.err), 1) << r.err;
+        EXPECT_TRUE(has(r.err, "--isa")) << r.err;
+    }
+    auto r = run_kite("roofline --isa avx1024");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(test::count_lines(r.err), 1) << r.err;
+}
+
+TEST(CliBench, IsaFlagBeyondThisCpuFails) {
+    if (detected_isa() == Isa::Avx512) GTEST_SKIP() << "this CPU runs every level";
+    auto r = run_kite("bench " + model_arg() + " -p 8 -n 2 -r 1 --isa avx512");
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_EQ(test::count_lines(r.err), 1) << r.err;
+    EXPECT_TRUE(has(r.err, "this CPU supports instruction sets up to")) << r.err;
+}
+
 TEST(CliRoofline, ReportsPeaksAndIntensities) {
     auto r = run_kite("roofline " + model_arg() + " -t 2 --bw-size 64M");
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -105,6 +150,28 @@ TEST(CliRoofline, ReportsPeaksAndIntensities) {
             EXPECT_EQ(verdict, "memory") << ratio;
         }
     }
+}
+
+// Capped at a level, the compute peaks are those of that level's instructions: no zmm
+// register at avx2 or avxvnni; at avx2 the int8 peak (which sets the Q4_1 threshold) is the
+// AVX2 multiply-add pair, at avxvnni the 256-bit vpdpbusd joins it.
+TEST(CliRoofline, IsaFlagPicksThePeaksOfThatLevel) {
+    if (detected_isa() < Isa::Avx2) GTEST_SKIP() << "this CPU has no AVX2";
+    auto r = run_kite("roofline " + model_arg() + " -t 2 --bw-size 64M --isa avx2");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const char* line :
+         {"kernels: avx2 (this CPU: up to ", "avx2 loads", "vfmadd ymm", "vpmaddubsw+vpmaddwd ymm",
+          "weights: int8 dot (avx2) C/W", "threshold: fp32 FMA (avx2) C/W"})
+        EXPECT_TRUE(has(r.out, line)) << line << "\n" << r.out;
+    EXPECT_FALSE(has(r.out, "zmm")) << r.out;
+    EXPECT_FALSE(has(r.out, "vpdpbusd")) << r.out;
+
+    if (detected_isa() < Isa::AvxVnni) return;
+    r = run_kite("roofline " + model_arg() + " -t 2 --bw-size 64M --isa avxvnni");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(has(r.out, "kernels: avxvnni (this CPU: up to ")) << r.out;
+    EXPECT_TRUE(has(r.out, "vpdpbusd ymm")) << r.out;  // which int8 dot is fastest is timing
+    EXPECT_FALSE(has(r.out, "zmm")) << r.out;
 }
 
 TEST(CliRoofline, MissingModelFailsBeforeMeasuring) {

@@ -1,7 +1,8 @@
 // `kite bench`: prompt processing, generation and batched generation speed (as llama-bench
 // and llama-batched-bench measure them), each with its roofline view: FLOPs and bytes per
 // token from the cost model, achieved GFLOP/s and GB/s, and the fraction of this machine's
-// peaks. `-o json` prints the same rows as JSON for scripts.
+// peaks, and which kernels ran (--isa caps their instruction set). `-o json` prints the same
+// rows as JSON for scripts.
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -11,9 +12,11 @@
 
 #include "cli/commands.h"
 #include "cli/engine_options.h"
+#include "cli/isa_option.h"
 #include "core/error.h"
 #include "engine/benchmark.h"
 #include "engine/roofline.h"
+#include "kernels/isa.h"
 #include "kv/kv_cache.h"
 
 namespace kite::cli {
@@ -28,6 +31,7 @@ struct BenchCliOptions {
     double peak_gbs = 0;
     double peak_gflops = 0;
     std::string bandwidth_size = "1G";
+    std::string isa;  // --isa: empty for the default level
 };
 
 // The machine's peaks: measured unless given on the command line.
@@ -50,7 +54,7 @@ Peaks find_peaks(const BenchCliOptions& o, TensorType weight_type, int threads) 
         p.gbs_measured = true;
     }
     if (p.gflops <= 0) {
-        const ComputeKind kind = compute_kind_for(weight_type, cpu_features());
+        const ComputeKind kind = compute_kind_for(weight_type, active_isa());
         const ComputeResult best = best_of_kind(measure_compute_peaks(pool), kind);
         p.gflops = best.ops_per_second / 1e9;
         p.compute = fmt::format("{} ({})", compute_kind_name(kind), best.isa);
@@ -82,6 +86,7 @@ std::string model_type(const ModelConfig& c, uint64_t n_params, TensorType t) {
 }
 
 void run(BenchCliOptions o) {
+    apply_isa_option(o.isa);
     LoadedModel m = load_model(o.model);
     const std::string path = resolve_model_path(o.model);
     const GgufFile& file = m.model->file();
@@ -93,6 +98,8 @@ void run(BenchCliOptions o) {
     o.bench.threads = threads;
     const bool json = o.output == "json";
 
+    const std::string kernels = kernels_line(wtype);
+    fmt::print(stderr, "kite bench: kernels: {}\n", kernels);
     fmt::print(stderr, "kite bench: measuring this machine's peaks\n");
     const Peaks peaks = find_peaks(o, wtype, threads);
     const std::vector<BenchRow> rows = run_benchmark(
@@ -112,6 +119,10 @@ void run(BenchCliOptions o) {
                 {"model_n_params", n_params},
                 {"n_threads", threads},
                 {"type_kv", o.kv_type},
+                {"isa", isa_name(active_isa())},
+                {"bf16_kernel", wtype == TensorType::BF16
+                                    ? nlohmann::ordered_json(bf16_kernel_name())
+                                    : nlohmann::ordered_json()},
                 {"test", r.test},
                 {"n_prompt", r.n_prompt},
                 {"n_gen", r.n_gen},
@@ -137,6 +148,7 @@ void run(BenchCliOptions o) {
         fmt::print("{}\n", out.dump(2));
         return;
     }
+    fmt::print("kernels: {}\n", kernels);
     fmt::print("peaks: W = {:.2f} GB/s ({}), C = {:.1f} GFLOP/s {} ({}); C/W = {:.1f} FLOP/B\n",
                peaks.gbs, peaks.gbs_measured ? "measured" : "given", peaks.gflops, peaks.compute,
                peaks.gflops_measured ? "measured" : "given", peaks.gflops / peaks.gbs);
@@ -205,6 +217,7 @@ void add_bench_command(CLI::App& app) {
         ->check(CLI::PositiveNumber);
     cmd->add_option("--bw-size", o->bandwidth_size, "Buffer the bandwidth test reads, e.g. 1G")
         ->capture_default_str();
+    add_isa_option(*cmd, o->isa);
     cmd->callback([o] { run(*o); });
 }
 

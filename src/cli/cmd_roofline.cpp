@@ -1,6 +1,7 @@
 // `kite roofline`: this machine's peak read bandwidth and compute (measured by short
 // microbenchmarks), the threshold intensity C/W of each, and, for a model, the arithmetic
 // intensity of prefill, decode and attention, against this machine and named accelerators.
+// The compute peaks are those of the active instruction-set level (--isa caps it).
 #include <cstdlib>
 #include <memory>
 
@@ -8,8 +9,10 @@
 
 #include "cli/commands.h"
 #include "cli/engine_options.h"
+#include "cli/isa_option.h"
 #include "core/error.h"
 #include "engine/roofline.h"
+#include "kernels/isa.h"
 #include "kernels/packed_gemm.h"
 #include "kv/kv_cache.h"
 #include "model/model_cost.h"
@@ -24,6 +27,7 @@ struct RooflineOptions {
     int64_t context = 1024;
     std::string kv_type = "f16";
     std::string bandwidth_size = "1G";
+    std::string isa;  // --isa: empty for the default level
 };
 
 std::string cpu_flags(const CpuFeatures& f) {
@@ -84,7 +88,7 @@ void print_model(const std::string& path, const MachinePeaks& peaks, const Roofl
     const ModelCost m = model_cost(*file, c);
     const TensorType wtype = main_weight_type(*file);
     const int64_t b = o.kv_type == "f32" ? 4 : 2;
-    const ComputeKind kind = compute_kind_for(wtype, cpu_features());
+    const ComputeKind kind = compute_kind_for(wtype, active_isa());
     const double matmul_threshold = peaks.gflops(kind) / peaks.read_gbs;
     const double attn_threshold = peaks.gflops(ComputeKind::Fp32Fma) / peaks.read_gbs;
 
@@ -134,6 +138,7 @@ void print_model(const std::string& path, const MachinePeaks& peaks, const Roofl
 }
 
 void run(const RooflineOptions& o) {
+    apply_isa_option(o.isa);
     // Find the model before a second of measuring, so a bad path fails at once.
     const std::string model = find_model(o.model);
     if (!model.empty()) GgufFile::open(model);
@@ -144,20 +149,22 @@ void run(const RooflineOptions& o) {
 
     fmt::print("machine: {}, {} threads ({})\n", cpu_model_name(), pool.size(),
                cpu_flags(cpu_features()));
+    fmt::print("kernels: {}\n", isa_line());
     fmt::print("peak read bandwidth W = {:.2f} GB/s ({} MiB buffer, {} loads, best of {})\n",
                peaks.read_gbs, peaks.bandwidth.buffer_bytes >> 20, peaks.bandwidth.isa,
                peaks.bandwidth.runs);
     fmt::print("peak compute C (a multiply-add counts 2):\n");
-    fmt::print("  {:<9} {:<12} {:<25} {:>12} {:>22}\n", "kind", "isa", "instruction", "GFLOP/s",
+    fmt::print("  {:<9} {:<13} {:<25} {:>12} {:>22}\n", "kind", "isa", "instruction", "GFLOP/s",
                "threshold C/W (FLOP/B)");
     for (const ComputeResult& r : peaks.compute)
-        fmt::print("  {:<9} {:<12} {:<25} {:>12.1f} {:>22.1f}\n", compute_kind_name(r.kind), r.isa,
+        fmt::print("  {:<9} {:<13} {:<25} {:>12.1f} {:>22.1f}\n", compute_kind_name(r.kind), r.isa,
                    r.instruction, r.ops_per_second / 1e9, r.ops_per_second / 1e9 / peaks.read_gbs);
     if (cpu_features().avx512_bf16)
         fmt::print("  BF16 weights multiply with {}\n",
                    bf16_kernel() == Bf16Kernel::Dot
                        ? "vdpbf16ps (faster than fp32 FMA on one core here)"
-                       : "fp32 FMA (vdpbf16ps is slower on one core here)");
+                       : "fp32 FMA (vdpbf16ps is slower on one core here, or capped below "
+                         "avx512)");
     fmt::print("accelerators (dense bf16):\n");
     for (const Accelerator& a : kAccelerators)
         fmt::print("  {:<9} C = {:.1f} TFLOP/s, W = {:.2f} TB/s, threshold C/W = {:.1f} FLOP/B\n",
@@ -186,6 +193,7 @@ void add_roofline_command(CLI::App& app) {
         ->capture_default_str();
     cmd->add_option("--bw-size", o->bandwidth_size, "Buffer the bandwidth test reads, e.g. 1G")
         ->capture_default_str();
+    add_isa_option(*cmd, o->isa);
     cmd->callback([o] { run(*o); });
 }
 

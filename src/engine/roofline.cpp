@@ -23,16 +23,16 @@ MachinePeaks measure_machine_peaks(ThreadPool& pool, const PeakOptions& o) {
     return p;
 }
 
-ComputeKind compute_kind_for(TensorType t, const CpuFeatures& cpu) {
+ComputeKind compute_kind_for(TensorType t, Isa isa) {
     switch (t) {
         case TensorType::F32:
         case TensorType::F16:
             return ComputeKind::Fp32Fma;
         case TensorType::BF16:
-            return cpu.avx512_bf16 && bf16_kernel() == Bf16Kernel::Dot ? ComputeKind::Bf16Dot
-                                                                       : ComputeKind::Fp32Fma;
+            return isa >= Isa::Avx512 && bf16_kernel() == Bf16Kernel::Dot ? ComputeKind::Bf16Dot
+                                                                          : ComputeKind::Fp32Fma;
         default:
-            return cpu.avx2 || cpu.avx512_vnni ? ComputeKind::Int8Dot : ComputeKind::Fp32Fma;
+            return isa >= Isa::Avx2 ? ComputeKind::Int8Dot : ComputeKind::Fp32Fma;
     }
 }
 

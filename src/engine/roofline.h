@@ -9,6 +9,7 @@
 
 #include "core/thread_pool.h"
 #include "gguf/gguf_file.h"
+#include "kernels/isa.h"
 #include "kernels/microbench.h"
 
 namespace kite {
@@ -32,10 +33,11 @@ struct PeakOptions {
 // Runs the microbenchmarks of kernels/microbench.h on every thread of `pool`.
 MachinePeaks measure_machine_peaks(ThreadPool& pool, const PeakOptions& options = {});
 
-// The arithmetic Kite's kernel for this weight type runs at: int8 dot for quantized blocks
-// (activations quantized to 8 bits), bf16 dot for BF16 where the packed kernels chose
-// vdpbf16ps (see bf16_kernel), else fp32 FMA.
-ComputeKind compute_kind_for(TensorType weight_type, const CpuFeatures& cpu);
+// The arithmetic Kite's kernel for this weight type runs at on instruction-set level `isa`
+// (kernels/isa.h): int8 dot for quantized blocks (activations quantized to 8 bits) from avx2
+// up, bf16 dot for BF16 at avx512 where the packed kernels chose vdpbf16ps (see bf16_kernel),
+// else fp32 FMA.
+ComputeKind compute_kind_for(TensorType weight_type, Isa isa);
 
 // The type holding most of a model file's matrix bytes, e.g. Q4_1 for the default model.
 TensorType main_weight_type(const GgufFile& file);

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "core/error.h"
+#include "kernels/isa.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -36,6 +37,7 @@ void sink(uint64_t v) {
 #define KITE_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 #define KITE_AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 #define KITE_AVX_VNNI __attribute__((target("avx2,avxvnni")))
+#define KITE_AVX512VL_VNNI __attribute__((target("avx512vl,avx512vnni")))
 
 // Horizontal sums through memory (GCC 12's _mm512_reduce_* trip -Wuninitialized).
 KITE_AVX512 float lane_sum(__m512 v) {
@@ -143,6 +145,20 @@ KITE_AVX_VNNI void int8_avx_vnni(int64_t iters, float seed, float* out) {
     *out = static_cast<float>(_mm256_extract_epi32(acc[0], 0));
 }
 
+// The same 256-bit dot in its EVEX form: what Isa::AvxVnni runs on CPUs with AVX-512 VNNI
+// (and no AVX-VNNI), where it is the int8 peak of the 256-bit kernels.
+KITE_AVX512VL_VNNI void int8_avx512vl_vnni(int64_t iters, float seed, float* out) {
+    constexpr int kChains = 12;
+    __m256i acc[kChains];
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm256_setzero_si256();
+    const __m256i u = _mm256_set1_epi8(static_cast<char>(static_cast<int>(seed) | 1));
+    const __m256i s = _mm256_set1_epi8(-3);
+    for (int64_t n = 0; n < iters; ++n)
+        for (int i = 0; i < kChains; ++i) acc[i] = _mm256_dpbusd_epi32(acc[i], u, s);
+    for (int i = 1; i < kChains; ++i) acc[0] = _mm256_add_epi32(acc[0], acc[i]);
+    *out = static_cast<float>(_mm256_extract_epi32(acc[0], 0));
+}
+
 // AVX2 has no int8 dot: u8 x s8 pairs to i16 (maddubs), pairs of those to i32 (madd), add.
 // The products do not depend on the accumulators, so each chain gets its own operand, and an
 // empty asm makes the operands look new every iteration: the compiler can neither compute
@@ -190,32 +206,41 @@ using KernelFn = void (*)(int64_t iters, float seed, float* out);
 
 struct Kernel {
     ComputeKind kind;
+    Isa level;     // the lowest instruction-set level whose kernels use this instruction
+    bool cpu_has;  // beyond the level: its own CPU feature, where it needs one
     const char* isa;
     const char* instruction;
     double ops_per_iter;  // multiply + add = 2 operations
     KernelFn fn;
 };
 
+// The kernels of the active instruction-set level and the levels below it that this CPU
+// runs: with KITE_ISA=avx2 the peaks are those an AVX2-only CPU's kernels could reach.
 std::vector<Kernel> available_kernels() {
-    const CpuFeatures& f = cpu_features();
-    std::vector<Kernel> k;
+    std::vector<Kernel> candidates;
 #if defined(__x86_64__)
-    if (f.avx512)
-        k.push_back({ComputeKind::Fp32Fma, "avx512", "vfmadd zmm", 16 * 16 * 2, fp32_avx512});
-    if (f.avx2) k.push_back({ComputeKind::Fp32Fma, "avx2", "vfmadd ymm", 12 * 8 * 2, fp32_avx2});
-    if (f.avx512_bf16)
-        k.push_back(
-            {ComputeKind::Bf16Dot, "avx512-bf16", "vdpbf16ps zmm", 16 * 32 * 2, bf16_avx512});
-    if (f.avx512_vnni)
-        k.push_back(
-            {ComputeKind::Int8Dot, "avx512-vnni", "vpdpbusd zmm", 16 * 64 * 2, int8_avx512_vnni});
-    if (f.avx_vnni)
-        k.push_back({ComputeKind::Int8Dot, "avx-vnni", "vpdpbusd ymm", 12 * 32 * 2, int8_avx_vnni});
-    if (f.avx2)
-        k.push_back(
-            {ComputeKind::Int8Dot, "avx2", "vpmaddubsw+vpmaddwd ymm", 8 * 32 * 2, int8_avx2});
+    const CpuFeatures& f = cpu_features();
+    candidates = {
+        {ComputeKind::Fp32Fma, Isa::Avx512, true, "avx512", "vfmadd zmm", 16 * 16 * 2, fp32_avx512},
+        {ComputeKind::Fp32Fma, Isa::Avx2, true, "avx2", "vfmadd ymm", 12 * 8 * 2, fp32_avx2},
+        {ComputeKind::Bf16Dot, Isa::Avx512, f.avx512_bf16, "avx512-bf16", "vdpbf16ps zmm",
+         16 * 32 * 2, bf16_avx512},
+        {ComputeKind::Int8Dot, Isa::Avx512, true, "avx512-vnni", "vpdpbusd zmm", 16 * 64 * 2,
+         int8_avx512_vnni},
+        {ComputeKind::Int8Dot, Isa::AvxVnni, f.avx512 && f.avx512_vnni, "avx512vl-vnni",
+         "vpdpbusd ymm (evex)", 12 * 32 * 2, int8_avx512vl_vnni},
+        {ComputeKind::Int8Dot, Isa::AvxVnni, f.avx_vnni, "avx-vnni", "vpdpbusd ymm (vex)",
+         12 * 32 * 2, int8_avx_vnni},
+        {ComputeKind::Int8Dot, Isa::Avx2, true, "avx2", "vpmaddubsw+vpmaddwd ymm", 8 * 32 * 2,
+         int8_avx2},
+    };
 #endif
-    if (k.empty()) k.push_back({ComputeKind::Fp32Fma, "scalar", "mulss+addss", 8 * 2, fp32_scalar});
+    std::vector<Kernel> k;
+    for (const Kernel& c : candidates)
+        if (c.level <= active_isa() && c.cpu_has) k.push_back(c);
+    if (k.empty())
+        k.push_back(
+            {ComputeKind::Fp32Fma, Isa::Scalar, true, "scalar", "mulss+addss", 8 * 2, fp32_scalar});
     return k;
 }
 
@@ -265,9 +290,9 @@ BandwidthResult measure_read_bandwidth(ThreadPool& pool, size_t buffer_bytes, in
     ReadFn read = read_scalar;
     const char* isa = "scalar";
 #if defined(__x86_64__)
-    if (cpu_features().avx512)
+    if (active_isa() >= Isa::Avx512)
         read = read_avx512, isa = "avx512";
-    else if (cpu_features().avx2)
+    else if (active_isa() >= Isa::Avx2)
         read = read_avx2, isa = "avx2";
 #endif
     BandwidthResult r;
@@ -325,7 +350,7 @@ std::vector<ComputeResult> measure_compute_peaks(ThreadPool& pool, double second
 
 bool bf16_dot_outruns_fp32_fma() {
 #if defined(__x86_64__)
-    if (!(cpu_features().avx512 && cpu_features().avx512_bf16)) return false;
+    if (active_isa() < Isa::Avx512 || !cpu_features().avx512_bf16) return false;
     constexpr int64_t kIters = 1 << 15;  // about 0.1-0.4 ms a run
     double fma = 1e9, dot = 1e9;
     for (int run = 0; run < 5; ++run) {  // alternated, best of each

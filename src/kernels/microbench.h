@@ -1,6 +1,7 @@
 // Microbenchmarks of this machine's roofline: peak read bandwidth (all threads streaming a
 // buffer much larger than the caches) and peak arithmetic throughput of the instructions a
-// kernel would use (fp32 FMA, bf16 dot, int8 dot), each per instruction set the CPU has.
+// kernel would use (fp32 FMA, bf16 dot, int8 dot), each per instruction set the CPU has, up
+// to the active level (kernels/isa.h): capped at avx2, the peaks are an AVX2 CPU's.
 #pragma once
 
 #include <cstddef>
@@ -23,7 +24,8 @@ struct BandwidthResult {
     const char* isa = "";  // the loads used
 };
 
-// Every thread of `pool` reads its share of one `buffer_bytes` buffer; best of `runs`.
+// Every thread of `pool` reads its share of one `buffer_bytes` buffer, with the widest loads
+// of the active level; best of `runs`.
 BandwidthResult measure_read_bandwidth(ThreadPool& pool, size_t buffer_bytes, int runs);
 
 enum class ComputeKind { Fp32Fma, Bf16Dot, Int8Dot };
@@ -36,13 +38,15 @@ struct ComputeResult {
     double ops_per_second = 0;     // multiply and add counted as 2 operations
 };
 
-// Every kernel this CPU can run, all threads of `pool`, each for about `seconds` (best of
-// several timed runs). A dot product of n pairs counts 2n operations, like n FMAs.
+// Every kernel this CPU runs at the active level or below, all threads of `pool`, each for about
+// `seconds` (best of several timed runs). A dot product of n pairs counts 2n operations, like n
+// FMAs.
 std::vector<ComputeResult> measure_compute_peaks(ThreadPool& pool, double seconds = 0.2);
 
 // Whether vdpbf16ps multiplies faster than f32 FMA on one core of this CPU, in products
 // per second (it does twice the products per instruction, but some CPUs issue it at a
-// fraction of FMA's rate). About 2 ms, timed on the calling thread; false without AVX-512 BF16.
+// fraction of FMA's rate). About 2 ms, timed on the calling thread; false without AVX-512 BF16
+// or below the avx512 level.
 bool bf16_dot_outruns_fp32_fma();
 
 // The fastest result of each kind (ops_per_second 0 when the CPU has no kernel for it).

@@ -4,9 +4,10 @@
 # llama-cpp-python, which vendors a specific llama.cpp commit.
 #
 # Result is cached outside the repository in
-#   ${KITE_CACHE:-$HOME/.cache/kite}/llama.cpp-<version>/bin
+#   ${KITE_CACHE:-$HOME/.cache/kite}/llama.cpp-<version>/bin        (native)
+#   ${KITE_CACHE:-$HOME/.cache/kite}/llama.cpp-<version>-avx2/bin   (avx2)
 # and the script is a no-op (apart from printing that path) when the
-# binaries are already there.
+# binaries are already there. Both variants share the downloaded sdist.
 #
 # Progress goes to stderr; stdout carries only the bin directory, as the
 # last line, so callers can do:
@@ -18,6 +19,14 @@
 #                         of downloading it (checksum is still verified)
 #   KITE_LLAMACPP_JOBS    parallel build jobs (default: 2)
 #   KITE_LLAMACPP_FORCE=1 rebuild even if the binaries are cached
+#   KITE_LLAMACPP_ISA     instruction sets ggml's CPU backend is compiled for:
+#                           native (default)  GGML_NATIVE=ON, tuned to this CPU
+#                           avx2              AVX2, FMA, F16C (and SSE4.2, BMI2) only,
+#                                             every AVX-512, AVX-VNNI and AMX option off:
+#                                             the code an AVX2-only CPU (Haswell, Zen 1-3)
+#                                             runs, to compare with Kite at KITE_ISA=avx2
+#                                             on a machine that has AVX-512; builds
+#                                             only llama-bench and llama-batched-bench
 set -euo pipefail
 
 # --- pin --------------------------------------------------------------------
@@ -40,7 +49,31 @@ TARGETS=(
 )
 
 CACHE_ROOT="${KITE_CACHE:-$HOME/.cache/kite}"
-PREFIX="$CACHE_ROOT/llama.cpp-$LCPP_PY_VERSION"
+ISA="${KITE_LLAMACPP_ISA:-native}"
+case "$ISA" in
+    native)
+        PREFIX="$CACHE_ROOT/llama.cpp-$LCPP_PY_VERSION"
+        ISA_FLAGS=(-DGGML_NATIVE=ON)
+        ;;
+    avx2)
+        PREFIX="$CACHE_ROOT/llama.cpp-$LCPP_PY_VERSION-avx2"
+        # Only for speed comparisons: the two benchmark tools (138 of the 238 build
+        # steps).
+        TARGETS=(llama-bench llama-batched-bench)
+        # ggml's own x86 "haswell" level (SSE4.2 AVX F16C AVX2 BMI2 FMA). Only ggml-cpu
+        # gets these -m flags; the rest of llama.cpp builds for baseline x86-64.
+        ISA_FLAGS=(-DGGML_NATIVE=OFF -DGGML_CPU_ALL_VARIANTS=OFF -DGGML_BACKEND_DL=OFF
+                   -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+                   -DGGML_BMI2=ON
+                   -DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF
+                   -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF
+                   -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF)
+        ;;
+    *)
+        printf '[llamacpp-build] ERROR: KITE_LLAMACPP_ISA=%s is not native or avx2\n' "$ISA" >&2
+        exit 1
+        ;;
+esac
 BIN_DIR="$PREFIX/bin"
 STAMP="$BIN_DIR/.kite-build-complete"
 JOBS="${KITE_LLAMACPP_JOBS:-2}"
@@ -58,7 +91,7 @@ have_all_binaries() {
 }
 
 if [[ "${KITE_LLAMACPP_FORCE:-0}" != "1" ]] && have_all_binaries; then
-    log "llama.cpp (llama-cpp-python $LCPP_PY_VERSION) already built in $BIN_DIR"
+    log "llama.cpp (llama-cpp-python $LCPP_PY_VERSION, $ISA) already built in $BIN_DIR"
     echo "$BIN_DIR"
     exit 0
 fi
@@ -106,7 +139,8 @@ fi
 
 # --- fetch and verify the sdist --------------------------------------------------
 SDIST_NAME="llama_cpp_python-$LCPP_PY_VERSION.tar.gz"
-DL_DIR="$PREFIX/download"
+# In the native variant's directory, where it always was, for every variant.
+DL_DIR="$CACHE_ROOT/llama.cpp-$LCPP_PY_VERSION/download"
 SDIST="$DL_DIR/$SDIST_NAME"
 mkdir -p "$DL_DIR"
 
@@ -114,14 +148,18 @@ sha256_of() { sha256sum "$1" | awk '{print $1}'; }
 
 if [[ -n "${KITE_LLAMACPP_SDIST:-}" ]]; then
     log "using local sdist $KITE_LLAMACPP_SDIST"
-    cp -f "$KITE_LLAMACPP_SDIST" "$SDIST"
+    cp -f "$KITE_LLAMACPP_SDIST" "$SDIST.tmp.$$"
+    mv -f "$SDIST.tmp.$$" "$SDIST"
 elif [[ -f "$SDIST" && "$(sha256_of "$SDIST")" == "$LCPP_PY_SDIST_SHA256" ]]; then
     log "sdist already downloaded: $SDIST"
 else
-    rm -f "$SDIST"
     log "downloading llama-cpp-python==$LCPP_PY_VERSION sdist from PyPI"
+    # Into a private directory, then renamed: the other variant's build may share $DL_DIR.
+    dl_tmp="$(mktemp -d "$DL_DIR/.tmp.XXXXXX")"
     python3 -m pip download --quiet --no-deps --no-binary :all: \
-        "llama-cpp-python==$LCPP_PY_VERSION" -d "$DL_DIR" >&2
+        "llama-cpp-python==$LCPP_PY_VERSION" -d "$dl_tmp" >&2
+    [[ -f "$dl_tmp/$SDIST_NAME" ]] && mv -f "$dl_tmp/$SDIST_NAME" "$SDIST"
+    rm -rf "$dl_tmp"
 fi
 [[ -f "$SDIST" ]] || die "sdist not found after download: $SDIST"
 got_sha="$(sha256_of "$SDIST")"
@@ -183,12 +221,12 @@ if [[ -f "$BUILD_DIR/CMakeCache.txt" ]] \
     rm -rf "$BUILD_DIR"
 fi
 
-log "configuring (Release, CPU only, GGML_NATIVE=ON, static libs); log: $LOG_FILE"
+log "configuring (Release, CPU only, $ISA: ${ISA_FLAGS[*]}, static libs); log: $LOG_FILE"
 cfg_start=$SECONDS
 run_logged cmake -S "$SRC_DIR" -B "$BUILD_DIR" "${generator[@]}" \
     -DCMAKE_BUILD_TYPE=Release \
     -DBUILD_SHARED_LIBS=OFF \
-    -DGGML_NATIVE=ON \
+    "${ISA_FLAGS[@]}" \
     -DGGML_CUDA=OFF -DGGML_VULKAN=OFF -DGGML_METAL=OFF -DGGML_HIP=OFF \
     -DGGML_SYCL=OFF -DGGML_OPENCL=OFF -DGGML_RPC=OFF \
     -DLLAMA_CURL=OFF \
@@ -203,6 +241,22 @@ log "building ${#TARGETS[@]} targets with -j$JOBS (this takes a while): ${TARGET
 run_logged cmake --build "$BUILD_DIR" --config Release -j "$JOBS" --target "${TARGETS[@]}"
 log "build finished in $((SECONDS - cfg_start))s"
 
+# --- avx2: prove no AVX-512 instruction made it in --------------------------------
+# A static build links ggml into every binary, so disassembling the binaries covers it.
+# AVX-512 code shows as zmm registers, opmask registers (%k0-%k7), xmm/ymm16-31, or EVEX
+# VNNI; AVX-VNNI as the {vex} vpdpbusd form; AMX as tile instructions. (The shared libc
+# is not checked: its string functions pick their own SIMD level at run time, as they
+# would on an AVX2-only CPU.) Checked on this build: none of these in any binary.
+if [[ "$ISA" == avx2 ]]; then
+    command -v objdump >/dev/null 2>&1 || die "objdump (binutils) is needed to check the avx2 build"
+    avx512_re='%zmm|%k[0-7]\b|%[xy]mm(1[6-9]|2[0-9]|3[01])\b|vpdpbusd|vpdpwssd|vdpbf16ps|tdpb|ldtilecfg'
+    for t in "${TARGETS[@]}"; do
+        hits="$(objdump -d --no-show-raw-insn "$BUILD_DIR/bin/$t" | grep -cE "$avx512_re" || true)"
+        [[ "$hits" == 0 ]] || die "$t has $hits instructions beyond AVX2 (objdump -d | grep -E '$avx512_re')"
+    done
+    log "checked: no AVX-512, AVX-VNNI or AMX instruction in the ${#TARGETS[@]} binaries"
+fi
+
 # --- install into bin/ ------------------------------------------------------------
 rm -rf "$BIN_DIR.tmp"
 mkdir -p "$BIN_DIR.tmp"
@@ -214,7 +268,7 @@ done
     echo "llama-cpp-python $LCPP_PY_VERSION"
     echo "llama.cpp commit $LCPP_COMMIT"
     echo "sdist sha256 $LCPP_PY_SDIST_SHA256"
-    echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -m) with GGML_NATIVE=ON"
+    echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -m) for $ISA: ${ISA_FLAGS[*]}"
 } >"$BIN_DIR.tmp/.kite-build-complete"
 rm -rf "$BIN_DIR"
 mv "$BIN_DIR.tmp" "$BIN_DIR"
