@@ -331,33 +331,6 @@ void gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int64_t n
 
 // ---- AVX-VNNI -------------------------------------------------------------------------------
 
-// The VNNI block sums, as on AVX-512: seeded with the bias correction, 8 vpdpbusd per block.
-// KITE_DPBUSD names the instruction's intrinsic for the encoding compiled.
-#define KITE_VNNI_BLOCK_SUMS                                                                       \
-    template <TensorType T, int G, int C>                                                          \
-    KITE_TILE_TARGET inline void block_sums(const GroupParts<const uint8_t>(&parts)[G], int64_t b, \
-                                            const BlockQ8Biased* const(&x)[C],                     \
-                                            __m256i(&sum)[G][C]) {                                 \
-        constexpr int64_t kQuantBytes = quant_layout(T, kRows).quant_bytes;                        \
-        for (int g = 0; g < G; ++g) {                                                              \
-            const __m256i seed = bias_seed(parts[g], b);                                           \
-            for (int c = 0; c < C; ++c) sum[g][c] = seed;                                          \
-        }                                                                                          \
-        for (int p = 0; p < 4; ++p) {                                                              \
-            __m256i lo[G], hi[G];                                                                  \
-            for (int g = 0; g < G; ++g)                                                            \
-                load_quads<T>(parts[g].q + b * kQuantBytes, p, lo[g], hi[g]);                      \
-            for (int c = 0; c < C; ++c) {                                                          \
-                const __m256i xa = broadcast_quad(x[c][b], 2 * p);                                 \
-                const __m256i xb = broadcast_quad(x[c][b], 2 * p + 1);                             \
-                for (int g = 0; g < G; ++g) {                                                      \
-                    sum[g][c] = KITE_DPBUSD(sum[g][c], xa, lo[g]);                                 \
-                    sum[g][c] = KITE_DPBUSD(sum[g][c], xb, hi[g]);                                 \
-                }                                                                                  \
-            }                                                                                      \
-        }                                                                                          \
-    }
-
 namespace avxvnni {
 
 namespace {
@@ -365,20 +338,24 @@ namespace {
 // The VEX encoding (Alder Lake and later without AVX-512).
 namespace vex {
 #define KITE_TILE_TARGET __attribute__((target("avx2,fma,f16c,avxvnni")))
-#define KITE_DPBUSD _mm256_dpbusd_avx_epi32
-KITE_VNNI_BLOCK_SUMS
+KITE_TILE_TARGET inline __m256i dpbusd(__m256i sum, __m256i u8, __m256i s8) {
+    return _mm256_dpbusd_avx_epi32(sum, u8, s8);
+}
+#include "kernels/packed_vnni_sums_256.inc"
+// The tile, after the block sums it calls.
 #include "kernels/packed_quant_tile_256.inc"
-#undef KITE_DPBUSD
 #undef KITE_TILE_TARGET
 }  // namespace vex
 
 // The EVEX encoding (AVX-512 VNNI's 256-bit form).
 namespace evex {
 #define KITE_TILE_TARGET __attribute__((target("avx2,fma,f16c,avx512vl,avx512vnni")))
-#define KITE_DPBUSD _mm256_dpbusd_epi32
-KITE_VNNI_BLOCK_SUMS
+KITE_TILE_TARGET inline __m256i dpbusd(__m256i sum, __m256i u8, __m256i s8) {
+    return _mm256_dpbusd_epi32(sum, u8, s8);
+}
+#include "kernels/packed_vnni_sums_256.inc"
+// The tile, after the block sums it calls.
 #include "kernels/packed_quant_tile_256.inc"
-#undef KITE_DPBUSD
 #undef KITE_TILE_TARGET
 }  // namespace evex
 
@@ -416,8 +393,6 @@ void gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int64_t n
 }  // namespace
 
 }  // namespace avxvnni
-
-#undef KITE_VNNI_BLOCK_SUMS
 
 // ---- Activations and the kernel sets -------------------------------------------------------
 
