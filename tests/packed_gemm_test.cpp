@@ -14,6 +14,7 @@
 #include "kernels/isa.h"
 #include "kernels/matmul.h"
 #include "kernels/packed_gemm.h"
+#include "kernels/weight_kernels.h"
 #include "quant/blocks.h"
 #include "quant/convert.h"
 #include "quant/fp16.h"

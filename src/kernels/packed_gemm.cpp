@@ -3,7 +3,6 @@
 #include "kernels/packed_gemm.h"
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -32,38 +31,6 @@ PackedBytes pack_weights(const WeightMatrix& w, const PackedKernels& k) {
     std::memset(out.get(), 0, rounded);
     packed::pack_into(w, rows, out.get());
     return out;
-}
-
-// Every instruction set's kernels, until a weight-type table lists them per type.
-static const std::array<const PackedKernels*, 18>& all_kernels() {
-    using namespace packed;
-    static const std::array<const PackedKernels*, 18> all = {
-        &avx512::f32,   &avx512::f16,   &avx512::bf16, &avx512::q8_0,  &avx512::q4_0,
-        &avx512::q4_1,  &avxvnni::f32,  &avxvnni::f16, &avxvnni::bf16, &avxvnni::q8_0,
-        &avxvnni::q4_0, &avxvnni::q4_1, &avx2::f32,    &avx2::f16,     &avx2::bf16,
-        &avx2::q8_0,    &avx2::q4_0,    &avx2::q4_1};
-    return all;
-}
-
-// The types in the order each instruction set lists them in all_kernels().
-static constexpr std::array<TensorType, 6> kPackedTypes = {TensorType::F32,  TensorType::F16,
-                                                           TensorType::BF16, TensorType::Q8_0,
-                                                           TensorType::Q4_0, TensorType::Q4_1};
-
-const PackedKernels* packed_kernels(TensorType type, Isa isa) {
-    const auto& all = all_kernels();
-    for (size_t i = 0; i < all.size(); ++i)
-        if (all[i]->isa == isa && kPackedTypes[i % kPackedTypes.size()] == type) return all[i];
-    return nullptr;
-}
-
-size_t packed_activation_bytes(TensorType type, int64_t cols) {
-    size_t bytes = 0;
-    const auto& all = all_kernels();
-    for (size_t i = 0; i < all.size(); ++i)
-        if (kPackedTypes[i % kPackedTypes.size()] == type)
-            bytes = std::max(bytes, all[i]->activation_bytes(cols));
-    return bytes;
 }
 
 // BF16 product per process: vdpbf16ps where it measured faster than FMA on this CPU.

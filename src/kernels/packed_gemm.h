@@ -43,13 +43,6 @@ namespace packed::avx2 {
 extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1;
 }
 
-// The kernels for weight type `type` at instruction-set level `isa`, or nullptr (Scalar, or
-// a type without packed kernels).
-const PackedKernels* packed_kernels(TensorType type, Isa isa);
-
-// The largest activation_bytes(cols) of any packed kernels for `type` (for scratch sizes).
-size_t packed_activation_bytes(TensorType type, int64_t cols);
-
 // How packed BF16 weights are multiplied on AVX-512: chosen once per process by timing both
 // on this CPU (bf16_dot_outruns_fp32_fma). Both read the same packed bytes.
 enum class Bf16Kernel { Dot, Widen };

@@ -1,5 +1,6 @@
 #include "kernels/weight_kernels.h"
 
+#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -7,13 +8,42 @@ namespace kite {
 
 namespace {
 
+namespace avx2 = packed::avx2;
+namespace avxvnni = packed::avxvnni;
+namespace avx512 = packed::avx512;
+
+// Columns per instruction set: {scalar, avx2, avxvnni, avx512}.
 constexpr std::array<WeightKernels, 6> kTable{{
-    {TensorType::F32, &kActivationF32, dot_reference::f32, {nullptr, dot_avx2::f32}},
-    {TensorType::F16, &kActivationF32, dot_reference::f16, {nullptr, dot_avx2::f16}},
-    {TensorType::BF16, &kActivationBf16, dot_reference::bf16, {nullptr, dot_avx2::bf16}},
-    {TensorType::Q8_0, &kActivationQ8_0, dot_reference::q8_0, {nullptr, dot_avx2::q8_0}},
-    {TensorType::Q4_0, &kActivationQ8_0, dot_reference::q4_0, {nullptr, dot_avx2::q4_0}},
-    {TensorType::Q4_1, &kActivationQ8_1, dot_reference::q4_1, {nullptr, dot_avx2::q4_1}},
+    {TensorType::F32,
+     &kActivationF32,
+     dot_reference::f32,
+     {nullptr, dot_avx2::f32},
+     {nullptr, &avx2::f32, &avxvnni::f32, &avx512::f32}},
+    {TensorType::F16,
+     &kActivationF32,
+     dot_reference::f16,
+     {nullptr, dot_avx2::f16},
+     {nullptr, &avx2::f16, &avxvnni::f16, &avx512::f16}},
+    {TensorType::BF16,
+     &kActivationBf16,
+     dot_reference::bf16,
+     {nullptr, dot_avx2::bf16},
+     {nullptr, &avx2::bf16, &avxvnni::bf16, &avx512::bf16}},
+    {TensorType::Q8_0,
+     &kActivationQ8_0,
+     dot_reference::q8_0,
+     {nullptr, dot_avx2::q8_0},
+     {nullptr, &avx2::q8_0, &avxvnni::q8_0, &avx512::q8_0}},
+    {TensorType::Q4_0,
+     &kActivationQ8_0,
+     dot_reference::q4_0,
+     {nullptr, dot_avx2::q4_0},
+     {nullptr, &avx2::q4_0, &avxvnni::q4_0, &avx512::q4_0}},
+    {TensorType::Q4_1,
+     &kActivationQ8_1,
+     dot_reference::q4_1,
+     {nullptr, dot_avx2::q4_1},
+     {nullptr, &avx2::q4_1, &avxvnni::q4_1, &avx512::q4_1}},
 }};
 
 }  // namespace
@@ -38,6 +68,19 @@ DotFn dot_for(const WeightKernels& k, Isa isa) {
     for (int level = static_cast<int>(isa); level > 0; --level)
         if (k.dot[level]) return k.dot[level];
     return k.dot_reference;
+}
+
+const PackedKernels* packed_kernels(TensorType type, Isa isa) {
+    const WeightKernels* k = weight_kernels(type);
+    return k ? k->packed[static_cast<int>(isa)] : nullptr;
+}
+
+size_t packed_activation_bytes(TensorType type, int64_t cols) {
+    size_t bytes = 0;
+    if (const WeightKernels* k = weight_kernels(type))
+        for (const PackedKernels* p : k->packed)
+            if (p) bytes = std::max(bytes, p->activation_bytes(cols));
+    return bytes;
 }
 
 }  // namespace kite

@@ -5,6 +5,8 @@
 // quant/convert.h).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 
@@ -12,6 +14,7 @@
 #include "kernels/activation.h"
 #include "kernels/dot_products.h"
 #include "kernels/isa.h"
+#include "kernels/packed_gemm.h"
 
 namespace kite {
 
@@ -22,6 +25,9 @@ struct WeightKernels {
     // Row-by-row dot products per instruction set (indexed by Isa); nullptr: the one of the
     // level below. Used where no packed kernel covers a matrix.
     DotFn dot[kIsaCount];
+    // Kernels for weights repacked at load, per instruction set (indexed by Isa); nullptr:
+    // none at that level, the matrix stays as in the file and takes the dot products.
+    const PackedKernels* packed[kIsaCount];
 };
 
 // Every type with kernels, in the table's order.
@@ -32,6 +38,12 @@ const WeightKernels* weight_kernels(TensorType type);
 
 // "F32, F16, BF16, Q8_0, Q4_0 and Q4_1": the table's types, for error messages.
 std::string compute_type_names();
+
+// The packed kernels of `type` at exactly level `isa`, or nullptr.
+const PackedKernels* packed_kernels(TensorType type, Isa isa);
+
+// The largest activation row any packed kernels of `type` prepare (for scratch sizes).
+size_t packed_activation_bytes(TensorType type, int64_t cols);
 
 // The row dot product `isa` runs for k (the nearest level at or below it that has one).
 DotFn dot_for(const WeightKernels& k, Isa isa);
