@@ -3,10 +3,10 @@
 // one with least weighted squared error, then the sub-block scales themselves quantized to 6
 // or 8 bits against the super-block's f16 scale.
 //
-// To give the same bytes the float arithmetic must be the same, operation for operation. The
-// reference is C compiled with floating-point contraction (GCC's default outside strict ISO
-// mode) for CPUs with FMA, so where a product is only added to something, it is rounded once
-// with the sum: those places use fused_mul_add below.
+// To give the same bytes the float arithmetic must be the same, operation for operation and in
+// the same order: every product and sum rounded to float (llama.cpp builds these reference
+// quantizers for the baseline x86-64, so without fused multiply-adds; this file must not be
+// compiled with contraction into FMA either).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -18,22 +18,10 @@ namespace kite {
 
 namespace {
 
-float fused_mul_add(float a, float b, float c) {
-    return std::fma(a, b, c);
-}
-
 // The nearest integer to x, ties to even (|x| < 2^22), as ggml's nearest_int: adding 1.5 * 2^23
 // leaves the rounded integer in the low mantissa bits.
 int nearest_int(float x) {
     const float shifted = x + 12582912.0f;
-    int32_t bits;
-    std::memcpy(&bits, &shifted, sizeof bits);
-    return (bits & 0x007fffff) - 0x00400000;
-}
-
-// nearest_int(a * b) as the reference computes it: the product fused into the addition.
-int nearest_int_of_product(float a, float b) {
-    const float shifted = fused_mul_add(a, b, 12582912.0f);
     int32_t bits;
     std::memcpy(&bits, &shifted, sizeof bits);
     return (bits & 0x007fffff) - 0x00400000;
@@ -52,7 +40,7 @@ float fit_scale_and_min(int n, int nmax, const float* x, const float* weights, u
         min = std::min(min, x[i]);
         max = std::max(max, x[i]);
         sum_w += weights[i];
-        sum_x = fused_mul_add(weights[i], x[i], sum_x);
+        sum_x += weights[i] * x[i];
     }
     min = std::min(min, 0.0f);
     if (max == min) {
@@ -64,37 +52,35 @@ float fit_scale_and_min(int n, int nmax, const float* x, const float* weights, u
     float scale = 1 / iscale;
     float best_error = 0;
     for (int i = 0; i < n; ++i) {
-        L[i] =
-            static_cast<uint8_t>(std::clamp(nearest_int_of_product(iscale, x[i] - min), 0, nmax));
-        const float diff = fused_mul_add(scale, L[i], min) - x[i];
-        best_error = fused_mul_add(weights[i], diff * diff, best_error);
+        L[i] = static_cast<uint8_t>(std::clamp(nearest_int(iscale * (x[i] - min)), 0, nmax));
+        const float diff = scale * L[i] + min - x[i];
+        best_error += weights[i] * (diff * diff);
     }
     uint8_t candidate[32];
     for (int step = 0; step <= nstep; ++step) {
         iscale =
-            (fused_mul_add(rdelta, static_cast<float>(step), rmin) + static_cast<float>(nmax)) /
-            (max - min);
+            (rmin + rdelta * static_cast<float>(step) + static_cast<float>(nmax)) / (max - min);
         float sum_l = 0, sum_l2 = 0, sum_xl = 0;
         for (int i = 0; i < n; ++i) {
-            const int l = std::clamp(nearest_int_of_product(iscale, x[i] - min), 0, nmax);
+            const int l = std::clamp(nearest_int(iscale * (x[i] - min)), 0, nmax);
             candidate[i] = static_cast<uint8_t>(l);
             const float wl = weights[i] * static_cast<float>(l);
             sum_l += wl;
-            sum_l2 = fused_mul_add(wl, static_cast<float>(l), sum_l2);
-            sum_xl = fused_mul_add(wl, x[i], sum_xl);
+            sum_l2 += wl * static_cast<float>(l);
+            sum_xl += wl * x[i];
         }
-        const float det = fused_mul_add(sum_w, sum_l2, -(sum_l * sum_l));
+        const float det = sum_w * sum_l2 - sum_l * sum_l;
         if (det <= 0) continue;
-        float this_scale = fused_mul_add(sum_w, sum_xl, -(sum_x * sum_l)) / det;
-        float this_min = fused_mul_add(sum_l2, sum_x, -(sum_l * sum_xl)) / det;
+        float this_scale = (sum_w * sum_xl - sum_x * sum_l) / det;
+        float this_min = (sum_l2 * sum_x - sum_l * sum_xl) / det;
         if (this_min > 0) {
             this_min = 0;
             this_scale = sum_xl / sum_l2;
         }
         float error = 0;
         for (int i = 0; i < n; ++i) {
-            const float diff = fused_mul_add(this_scale, candidate[i], this_min) - x[i];
-            error = fused_mul_add(weights[i], diff * diff, error);
+            const float diff = this_scale * candidate[i] + this_min - x[i];
+            error += weights[i] * (diff * diff);
         }
         if (error < best_error) {
             std::copy(candidate, candidate + n, L);
@@ -120,7 +106,7 @@ float fit_signed_scale(int n, int nmax, const float* x, int8_t* L) {
         return 0.0f;
     }
     auto level = [nmax](float iscale, float v) {
-        return std::clamp(nearest_int_of_product(iscale, v), -nmax, nmax - 1);
+        return std::clamp(nearest_int(iscale * v), -nmax, nmax - 1);
     };
     // Sums of x * l and l^2 weighted by x^2 for the levels of `iscale`.
     auto fit = [&](float iscale, float& sum_lx, float& sum_l2) {
@@ -128,8 +114,8 @@ float fit_signed_scale(int n, int nmax, const float* x, int8_t* L) {
         for (int i = 0; i < n; ++i) {
             const float l = static_cast<float>(level(iscale, x[i]));
             const float w = x[i] * x[i];
-            sum_lx = fused_mul_add(w * x[i], l, sum_lx);
-            sum_l2 = fused_mul_add(w * l, l, sum_l2);
+            sum_lx += w * x[i] * l;
+            sum_l2 += w * l * l;
         }
     };
     float iscale = static_cast<float>(-nmax) / max;
@@ -140,7 +126,7 @@ float fit_signed_scale(int n, int nmax, const float* x, int8_t* L) {
     float best = scale * sum_lx;
     for (int step = -9; step <= 9; ++step) {
         if (step == 0) continue;
-        iscale = -fused_mul_add(0.1f, static_cast<float>(step), static_cast<float>(nmax)) / max;
+        iscale = -(static_cast<float>(nmax) + 0.1f * static_cast<float>(step)) / max;
         fit(iscale, sum_lx, sum_l2);
         if (sum_l2 > 0 && sum_lx * sum_lx > best * sum_l2) {
             for (int i = 0; i < n; ++i) L[i] = static_cast<int8_t>(level(iscale, x[i]) + nmax);
@@ -175,7 +161,7 @@ void quantize_scales_and_levels(const float* x, Block& y, uint8_t* L, int nmax, 
         const float* xs = x + 32 * j;
         // Each value counts by its magnitude plus the sub-block's RMS.
         float sum_x2 = 0;
-        for (int l = 0; l < 32; ++l) sum_x2 = fused_mul_add(xs[l], xs[l], sum_x2);
+        for (int l = 0; l < 32; ++l) sum_x2 += xs[l] * xs[l];
         const float av_x = std::sqrt(sum_x2 / 32);
         for (int l = 0; l < 32; ++l) weights[l] = av_x + std::fabs(xs[l]);
         scales[j] =
@@ -186,8 +172,8 @@ void quantize_scales_and_levels(const float* x, Block& y, uint8_t* L, int nmax, 
     const float inv_scale = max_scale > 0 ? 63.0f / max_scale : 0.0f;
     const float inv_min = max_min > 0 ? 63.0f / max_min : 0.0f;
     for (int j = 0; j < 8; ++j)
-        pack_scale_min(y.scales, j, std::min(63, nearest_int_of_product(inv_scale, scales[j])),
-                       std::min(63, nearest_int_of_product(inv_min, mins[j])));
+        pack_scale_min(y.scales, j, std::min(63, nearest_int(inv_scale * scales[j])),
+                       std::min(63, nearest_int(inv_min * mins[j])));
     y.d = f32_to_f16(max_scale / 63.0f);
     y.dmin = f32_to_f16(max_min / 63.0f);
     // Levels again against the scales as stored; a sub-block whose scale rounded to 0 keeps
@@ -246,8 +232,7 @@ void quantize_row_q6_k(const float* x, BlockQ6_K* y, size_t n) {
         const float iscale = -128.0f / max_scale;
         y[b].d = f32_to_f16(1 / iscale);
         for (int j = 0; j < kQK_K / 16; ++j)
-            y[b].scales[j] =
-                static_cast<int8_t>(std::min(127, nearest_int_of_product(iscale, scales[j])));
+            y[b].scales[j] = static_cast<int8_t>(std::min(127, nearest_int(iscale * scales[j])));
         // Levels again against the scales as stored (a zero scale keeps its fit's levels).
         for (int j = 0; j < kQK_K / 16; ++j) {
             const float d = f16_to_f32(y[b].d) * static_cast<float>(y[b].scales[j]);
