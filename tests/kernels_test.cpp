@@ -22,6 +22,7 @@
 #include "kernels/weight_kernels.h"
 #include "quant/convert.h"
 #include "quant/fp16.h"
+#include "random_weights.h"
 
 namespace kite {
 namespace {
@@ -46,10 +47,11 @@ TEST_P(DotTest, EveryInstructionSetMatchesReference) {
     const WeightKernels& k = *weight_kernels(GetParam());
     const ActivationFormat& format = *k.activation;
     std::mt19937 rng(42);
-    for (size_t n : {32, 64, 96, 576, 1536, 4096}) {
-        std::vector<float> w = random_floats(n, rng), x = random_floats(n, rng);
-        std::vector<uint8_t> wq(row_bytes(k.type, n));
-        quantize_row(k.type, w.data(), wq.data(), n);
+    const size_t block = tensor_type_info(static_cast<uint32_t>(k.type))->block_size;
+    for (size_t n : {32, 64, 96, 256, 576, 768, 1536, 4096}) {
+        if (n % block != 0) continue;
+        std::vector<float> x = random_floats(n, rng);
+        std::vector<uint8_t> wq = test::random_weight_row(k.type, n, rng);
         std::vector<uint8_t> xa(format.row_bytes(n));
         format.prepare(x.data(), xa.data(), n);
         const float ref = k.dot_reference(wq.data(), xa.data(), n);
@@ -99,16 +101,17 @@ TEST(Matmul, ThreadedMatchesReferenceForEveryTokenCount) {
     std::mt19937 rng(9);
     ThreadPool pool(2);
     // 70 rows: the last row tile is partial; 96 columns: an odd number of 32-value blocks;
-    // 201 (float types only): an odd column, which BF16 pads to a pair. 70 tokens: F16 weights
-    // are converted to F32 once per call from 64.
+    // 201 (float types only): an odd column, which BF16 pads to a pair; 512: two K-quant
+    // super-blocks. 70 tokens: F16 weights are converted to F32 once per call from 64.
     const int64_t rows = 70;
-    for (int64_t cols : {96, 128, 200, 201})
+    for (int64_t cols : {96, 128, 200, 201, 512})
         for (TensorType type : table_types()) {
             if (cols % tensor_type_info(static_cast<uint32_t>(type))->block_size != 0) continue;
-            std::vector<float> w = random_floats(rows * cols, rng);
-            std::vector<uint8_t> wq(row_bytes(type, cols) * rows);
-            for (int64_t r = 0; r < rows; ++r)
-                quantize_row(type, &w[r * cols], &wq[r * row_bytes(type, cols)], cols);
+            std::vector<uint8_t> wq;
+            for (int64_t r = 0; r < rows; ++r) {
+                const std::vector<uint8_t> row = test::random_weight_row(type, cols, rng);
+                wq.insert(wq.end(), row.begin(), row.end());
+            }
             WeightMatrix m{type, wq.data(), rows, cols, row_bytes(type, cols)};
             // The packed kernels where this CPU has them, and the dot-product path.
             WeightMatrix packed = m;

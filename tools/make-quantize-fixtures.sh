@@ -3,7 +3,10 @@
 # the files the pinned llama.cpp's llama-quantize (see tools/llamacpp/) writes, so that the
 # tests can check `kite quantize` against it byte for byte:
 #   F32                   llama-quantize --pure --allow-requantize MODEL OUT F32
-#   Q8_0 Q4_0 Q4_1 F16 BF16   llama-quantize --pure F32FILE OUT TYPE
+#   Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K F16 BF16
+#                         llama-quantize --pure F32FILE OUT TYPE
+# (for the K-quants, llama-quantize writes tensors whose rows are not a multiple of 256 in
+# Q5_0, Q5_1 or Q8_0: the hashes record the type of each tensor)
 # where F32FILE is `kite quantize MODEL F32FILE F32` (the tests check that it equals
 # llama.cpp's F32 file, then quantize it with Kite and compare).
 #
@@ -19,7 +22,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MODEL="${KITE_MODEL:-$ROOT/models/default.gguf}"
 KITE="${KITE_BIN:-$ROOT/build/bin/kite}"
 OUT="${KITE_FIXTURE_OUT:-$ROOT/tests/fixtures/quantize_hashes.json}"
-TYPES=(Q8_0 Q4_0 Q4_1 F16 BF16)
+TYPES=(Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K F16 BF16)
 
 [[ -f "$MODEL" ]] || { echo "model not found: $MODEL" >&2; exit 1; }
 [[ -x "$KITE" ]] || { echo "kite not found at $KITE (build it first)" >&2; exit 1; }

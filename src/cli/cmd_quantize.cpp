@@ -38,8 +38,8 @@ void run_quantize(const QuantizeArgs& args) {
     options.on_tensor = [&](size_t i, size_t count, const TensorPlan& p) {
         std::string note;
         if (p.fallback)
-            note =
-                fmt::format("  (rows of {} do not fill {} blocks: kept as F16)", p.dims[0], wanted);
+            note = fmt::format("  (rows of {} do not fill {} blocks: {} instead)", p.dims[0],
+                               wanted, tensor_type_name(p.to));
         fmt::print(stderr, "[{:>{}}/{}] {:<32} {:>4} -> {:<4} {}{}\n", i + 1,
                    std::to_string(count).size(), count, p.name, tensor_type_name(p.from),
                    tensor_type_name(p.to), shape(p.dims), note);
@@ -51,14 +51,15 @@ void run_quantize(const QuantizeArgs& args) {
     fmt::print(stderr, "{}: {} tensors ({} converted), {} -> {} in {:.2f} s\n", args.out,
                r.n_tensors, r.n_converted, mib(r.bytes_before), mib(r.bytes_after), seconds);
     if (r.n_fallback)
-        fmt::print(stderr, "note: {} tensors kept as F16: their rows do not fill {} blocks\n",
+        fmt::print(stderr,
+                   "note: {} tensors written in another type: their rows do not fill {} blocks\n",
                    r.n_fallback, wanted);
 }
 
 }  // namespace
 
 void add_quantize_command(CLI::App& app) {
-    const std::string types = convertible_type_names();
+    const std::string types = writable_type_names();
     auto* cmd = app.add_subcommand("quantize", "Convert a model's weights to " + types);
     auto args = std::make_shared<QuantizeArgs>();
     cmd->add_option("IN", args->in, "GGUF model to read")->required();

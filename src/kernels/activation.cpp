@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "quant/blocks.h"
+#include "quant/blocks_k.h"
 #include "quant/fp16.h"
 
 namespace kite {
@@ -39,6 +40,14 @@ size_t block_row_bytes(size_t n) {
     return n / kQK * sizeof(Block);
 }
 
+size_t q8_k_row_bytes(size_t n) {
+    return n / kQK_K * sizeof(BlockQ8_K);
+}
+
+void quantize_q8_k_activation(const float* x, void* dst, size_t n) {
+    quantize_row_q8_k(x, static_cast<BlockQ8_K*>(dst), n);
+}
+
 void copy_floats(const float* x, void* dst, size_t n) {
     std::copy(x, x + n, static_cast<float*>(dst));
 }
@@ -58,5 +67,9 @@ constinit const ActivationFormat kActivationQ8_0{"q8_0", block_row_bytes<BlockQ8
                                                  quantize_activation<BlockQ8_0>, 0.02f};
 constinit const ActivationFormat kActivationQ8_1{"q8_1", block_row_bytes<BlockQ8_1>,
                                                  quantize_activation<BlockQ8_1>, 0.02f};
+
+// llama.cpp's reference Q8_K (its x86 kernels quantize K-quant activations the same way).
+constinit const ActivationFormat kActivationQ8_K{"q8_k", q8_k_row_bytes, quantize_q8_k_activation,
+                                                 0.02f};
 
 }  // namespace kite

@@ -20,5 +20,7 @@ extern const ActivationFormat kActivationF32;   // F32 and F16 weights: floats a
 extern const ActivationFormat kActivationBf16;  // BF16 weights: rounded to bf16, as llama.cpp
 extern const ActivationFormat kActivationQ8_0;  // Q8_0 and Q4_0 weights: BlockQ8_0
 extern const ActivationFormat kActivationQ8_1;  // Q4_1 weights: BlockQ8_1 (Q8_0 + block sums)
+// K-quant and IQ4_XS weights: BlockQ8_K (256-value blocks with a float scale and sums of 16)
+extern const ActivationFormat kActivationQ8_K;
 
 }  // namespace kite

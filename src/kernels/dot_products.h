@@ -18,6 +18,17 @@ float bf16(const void* w, const void* a, size_t n);
 float q8_0(const void* w, const void* a, size_t n);
 float q4_0(const void* w, const void* a, size_t n);
 float q4_1(const void* w, const void* a, size_t n);
+// With Q8_0 activations (Q5_1: Q8_1).
+float q5_0(const void* w, const void* a, size_t n);
+float q5_1(const void* w, const void* a, size_t n);
+float iq4_nl(const void* w, const void* a, size_t n);
+// With Q8_K activations.
+float q2_k(const void* w, const void* a, size_t n);
+float q3_k(const void* w, const void* a, size_t n);
+float q4_k(const void* w, const void* a, size_t n);
+float q5_k(const void* w, const void* a, size_t n);
+float q6_k(const void* w, const void* a, size_t n);
+float iq4_xs(const void* w, const void* a, size_t n);
 }  // namespace dot_reference
 
 // Need AVX2, FMA and F16C.

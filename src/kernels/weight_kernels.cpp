@@ -13,7 +13,7 @@ namespace avxvnni = packed::avxvnni;
 namespace avx512 = packed::avx512;
 
 // Columns per instruction set: {scalar, avx2, avxvnni, avx512}.
-constexpr std::array<WeightKernels, 6> kTable{{
+constexpr std::array<WeightKernels, 15> kTable{{
     {TensorType::F32,
      &kActivationF32,
      dot_reference::f32,
@@ -44,6 +44,15 @@ constexpr std::array<WeightKernels, 6> kTable{{
      dot_reference::q4_1,
      {nullptr, dot_avx2::q4_1},
      {nullptr, &avx2::q4_1, &avxvnni::q4_1, &avx512::q4_1}},
+    {TensorType::Q5_0, &kActivationQ8_0, dot_reference::q5_0, {}, {}},
+    {TensorType::Q5_1, &kActivationQ8_1, dot_reference::q5_1, {}, {}},
+    {TensorType::IQ4_NL, &kActivationQ8_0, dot_reference::iq4_nl, {}, {}},
+    {TensorType::Q2_K, &kActivationQ8_K, dot_reference::q2_k, {}, {}},
+    {TensorType::Q3_K, &kActivationQ8_K, dot_reference::q3_k, {}, {}},
+    {TensorType::Q4_K, &kActivationQ8_K, dot_reference::q4_k, {}, {}},
+    {TensorType::Q5_K, &kActivationQ8_K, dot_reference::q5_k, {}, {}},
+    {TensorType::Q6_K, &kActivationQ8_K, dot_reference::q6_k, {}, {}},
+    {TensorType::IQ4_XS, &kActivationQ8_K, dot_reference::iq4_xs, {}, {}},
 }};
 
 }  // namespace

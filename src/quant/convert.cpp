@@ -6,6 +6,9 @@
 
 #include "core/error.h"
 #include "quant/blocks.h"
+#include "quant/blocks_iq4.h"
+#include "quant/blocks_k.h"
+#include "quant/blocks_q5.h"
 #include "quant/fp16.h"
 
 namespace kite {
@@ -43,16 +46,34 @@ void narrow_to_halves(const float* src, void* dst, size_t n) {
     for (size_t i = 0; i < n; ++i) d[i] = F(src[i]);
 }
 
-constexpr std::array<RowConversion, 6> kConversions{{
-    {TensorType::F32, 0, f32_to_f32, f32_from_f32},
-    {TensorType::F16, 1, widen_halves<f16_to_f32>, narrow_to_halves<f32_to_f16>},
-    {TensorType::BF16, 32, widen_halves<bf16_to_f32>, narrow_to_halves<f32_to_bf16>},
-    {TensorType::Q8_0, 7, dequantize_blocks<BlockQ8_0, dequantize_row_q8_0>,
-     quantize_blocks<BlockQ8_0, quantize_row_q8_0>},
-    {TensorType::Q4_0, 2, dequantize_blocks<BlockQ4_0, dequantize_row_q4_0>,
-     quantize_blocks<BlockQ4_0, quantize_row_q4_0>},
-    {TensorType::Q4_1, 3, dequantize_blocks<BlockQ4_1, dequantize_row_q4_1>,
-     quantize_blocks<BlockQ4_1, quantize_row_q4_1>},
+using T = TensorType;
+
+// llama_file_type: LLAMA_FTYPE_MOSTLY_*; llama-quantize records a pure Q3_K, Q4_K or Q5_K
+// model as its _M mix (12, 15, 17), since those are what the names Q3_K/Q4_K/Q5_K select.
+constexpr std::array<RowConversion, 15> kConversions{{
+    {T::F32, 0, f32_to_f32, f32_from_f32, T::F32},
+    {T::F16, 1, widen_halves<f16_to_f32>, narrow_to_halves<f32_to_f16>, T::F16},
+    {T::BF16, 32, widen_halves<bf16_to_f32>, narrow_to_halves<f32_to_bf16>, T::BF16},
+    {T::Q8_0, 7, dequantize_blocks<BlockQ8_0, dequantize_row_q8_0>,
+     quantize_blocks<BlockQ8_0, quantize_row_q8_0>, T::Q8_0},
+    {T::Q4_0, 2, dequantize_blocks<BlockQ4_0, dequantize_row_q4_0>,
+     quantize_blocks<BlockQ4_0, quantize_row_q4_0>, T::Q4_0},
+    {T::Q4_1, 3, dequantize_blocks<BlockQ4_1, dequantize_row_q4_1>,
+     quantize_blocks<BlockQ4_1, quantize_row_q4_1>, T::Q4_1},
+    {T::Q5_0, 8, dequantize_blocks<BlockQ5_0, dequantize_row_q5_0>,
+     quantize_blocks<BlockQ5_0, quantize_row_q5_0>, T::Q5_0},
+    {T::Q5_1, 9, dequantize_blocks<BlockQ5_1, dequantize_row_q5_1>,
+     quantize_blocks<BlockQ5_1, quantize_row_q5_1>, T::Q5_1},
+    {T::Q2_K, 10, dequantize_blocks<BlockQ2_K, dequantize_row_q2_k>, nullptr, T::Q4_0},
+    {T::Q3_K, 12, dequantize_blocks<BlockQ3_K, dequantize_row_q3_k>, nullptr, T::Q4_0},
+    {T::Q4_K, 15, dequantize_blocks<BlockQ4_K, dequantize_row_q4_k>,
+     quantize_blocks<BlockQ4_K, quantize_row_q4_k>, T::Q5_0},
+    {T::Q5_K, 17, dequantize_blocks<BlockQ5_K, dequantize_row_q5_k>,
+     quantize_blocks<BlockQ5_K, quantize_row_q5_k>, T::Q5_1},
+    {T::Q6_K, 18, dequantize_blocks<BlockQ6_K, dequantize_row_q6_k>,
+     quantize_blocks<BlockQ6_K, quantize_row_q6_k>, T::Q8_0},
+    {T::IQ4_NL, 25, dequantize_blocks<BlockIQ4_NL, dequantize_row_iq4_nl>, nullptr, T::IQ4_NL},
+    {T::IQ4_XS, 30, dequantize_blocks<BlockIQ4_XS, dequantize_row_iq4_xs>, nullptr, T::IQ4_NL},
 }};
 
 }  // namespace
@@ -73,6 +94,13 @@ std::string convertible_type_names() {
     return tensor_type_names(types);
 }
 
+std::string writable_type_names() {
+    std::vector<TensorType> types;
+    for (const auto& row : kConversions)
+        if (row.quantize) types.push_back(row.type);
+    return tensor_type_names(types);
+}
+
 size_t row_bytes(TensorType type, size_t n) {
     const TensorTypeInfo* info = tensor_type_info(static_cast<uint32_t>(type));
     return n / info->block_size * info->block_bytes;
@@ -87,6 +115,9 @@ void dequantize_row(TensorType type, const void* src, float* dst, size_t n) {
 void quantize_row(TensorType type, const float* src, void* dst, size_t n) {
     const RowConversion* c = row_conversion(type);
     if (!c) fail("cannot convert f32 to {}", tensor_type_name(type));
+    if (!c->quantize)
+        fail("cannot write {}: Kite reads it but has no quantizer for it (it writes {})",
+             tensor_type_name(type), writable_type_names());
     c->quantize(src, dst, n);
 }
 

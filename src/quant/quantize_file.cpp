@@ -82,8 +82,8 @@ TensorType parse_quantize_type(std::string_view name) {
     std::string upper(name);
     for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     for (const RowConversion& c : row_conversions())
-        if (upper == tensor_type_name(c.type)) return c.type;
-    fail("unknown type '{}' (types: {})", name, convertible_type_names());
+        if (c.quantize && upper == tensor_type_name(c.type)) return c.type;
+    fail("unknown type '{}' (types: {})", name, writable_type_names());
 }
 
 uint32_t llama_file_type(TensorType type) {
@@ -92,9 +92,27 @@ uint32_t llama_file_type(TensorType type) {
     return c->llama_file_type;
 }
 
+namespace {
+
+bool rows_fill_blocks(const GgufTensor& t, TensorType type) {
+    return t.dims[0] % tensor_type_info(static_cast<uint32_t>(type))->block_size == 0;
+}
+
+// What llama-quantize writes for a tensor that should become `type`: its narrow-rows type
+// where the rows do not fill `type`'s blocks, and F16 where they do not fill that one's either.
+TensorType type_for_rows(const GgufTensor& t, TensorType type) {
+    if (rows_fill_blocks(t, type)) return type;
+    const TensorType fallback = row_conversion(type)->narrow_rows;
+    return rows_fill_blocks(t, fallback) ? fallback : TensorType::F16;
+}
+
+}  // namespace
+
 std::vector<TensorPlan> plan_quantize(const GgufFile& file, TensorType type) {
-    llama_file_type(type);  // rejects a type without a conversion
-    const uint32_t block = tensor_type_info(static_cast<uint32_t>(type))->block_size;
+    const RowConversion* conversion = row_conversion(type);
+    if (!conversion || !conversion->quantize)
+        fail("kite quantize cannot write {} (it writes {})", tensor_type_name(type),
+             writable_type_names());
     std::vector<TensorPlan> plans;
     plans.reserve(file.tensors().size());
     for (const GgufTensor& t : file.tensors()) {
@@ -105,11 +123,8 @@ std::vector<TensorPlan> plan_quantize(const GgufFile& file, TensorType type) {
         p.bytes_before = t.n_bytes;
         uint32_t dims = effective_dims(t);
         if (dims >= 2 && ends_with(t.name, ".weight")) {
-            p.to = type;
-            if (t.dims[0] % block != 0) {
-                p.to = TensorType::F16;
-                p.fallback = true;
-            }
+            p.to = type_for_rows(t, type);
+            p.fallback = p.to != type;
         } else if (dims == 1) {
             p.to = TensorType::F32;
         } else {

@@ -14,8 +14,8 @@
 
 namespace kite {
 
-// "q4_0", "F16", ... (any case) among the types of convert.h's table; kite::Error naming the
-// choices for anything else.
+// "q4_0", "F16", ... (any case) among the types of convert.h's table that Kite can write;
+// kite::Error naming the choices for anything else.
 TensorType parse_quantize_type(std::string_view name);
 
 // llama.cpp's LLAMA_FTYPE number, stored as general.file_type, for a file mostly of `type`.
@@ -29,14 +29,16 @@ struct TensorPlan {
     std::vector<uint64_t> dims;
     uint64_t bytes_before = 0;
     uint64_t bytes_after = 0;
-    // `to` is F16 because rows of dims[0] values do not fill whole blocks of the wanted type.
+    // `to` is not the wanted type because rows of dims[0] values do not fill its blocks.
     bool fallback = false;
 };
 
 // The rule (llama-quantize --pure's): tensors named "*.weight" with two or more dimensions
-// (not counting trailing dimensions of 1) become `type`, or F16 where their rows do not fill
-// whole blocks; 1-D tensors (norms, biases) become F32; any other tensor stays as it is.
-// kite::Error if a tensor that must change has a type Kite cannot convert from.
+// (not counting trailing dimensions of 1) become `type`; where their rows do not fill its
+// blocks, its narrow-rows type (convert.h: Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0), or F16
+// where they do not fill that one's either. 1-D tensors (norms, biases) become F32; any other
+// tensor stays as it is. kite::Error if `type` cannot be written, or a tensor that must change
+// has a type Kite cannot convert from.
 std::vector<TensorPlan> plan_quantize(const GgufFile& file, TensorType type);
 
 struct QuantizeOptions {
@@ -52,7 +54,7 @@ struct QuantizeResult {
     uint64_t bytes_after = 0;
     size_t n_tensors = 0;
     size_t n_converted = 0;  // tensors whose type changed
-    size_t n_fallback = 0;   // tensors kept in F16 instead (see TensorPlan::fallback)
+    size_t n_fallback = 0;   // tensors written in another type (see TensorPlan::fallback)
 };
 
 // Converts the model in `in` into `out` by the rule above, sets general.file_type and keeps
