@@ -1,7 +1,6 @@
 #include "kernels/matmul.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <span>
 
 #include "kernels/packed_gemm.h"
@@ -36,15 +35,6 @@ void multiply_rows(const WeightMatrix& w, const uint8_t* act, int64_t n_tokens, 
 }
 
 }  // namespace
-
-// KITE_REFERENCE_KERNELS=1 runs the scalar references instead (to bisect numerical issues).
-static bool use_reference_kernels() {
-    static const bool on = [] {
-        const char* v = std::getenv("KITE_REFERENCE_KERNELS");
-        return v && *v && *v != '0';
-    }();
-    return on;
-}
 
 // Packed weights of one type and width: the activations are prepared once for all of them,
 // then every matrix's row groups, in tiles, are one job for the pool.
@@ -92,7 +82,6 @@ static bool same_input(std::span<const MatmulTarget> targets) {
 
 void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, void* scratch,
             ThreadPool& pool) {
-    if (use_reference_kernels()) return matmul_reference(w, x, n_tokens, y, scratch);
     auto* act = static_cast<uint8_t*>(scratch);
     if (w.packed) {
         const MatmulTarget target{&w, y};
@@ -108,7 +97,7 @@ void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, v
 
 void matmul_shared_input(std::span<const MatmulTarget> targets, const float* x, int64_t n_tokens,
                          void* scratch, ThreadPool& pool) {
-    if (!use_reference_kernels() && same_input(targets))
+    if (same_input(targets))
         return matmul_packed(targets, x, n_tokens, static_cast<uint8_t*>(scratch), pool);
     for (const MatmulTarget& t : targets) matmul(*t.w, x, n_tokens, t.y, scratch, pool);
 }
