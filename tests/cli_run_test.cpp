@@ -69,10 +69,13 @@ TEST(CliChat, AnswersEachLineFromStdin) {
 }
 
 TEST(CliPerplexity, PrintsTheEstimateAndRejectsShortText) {
-    auto r =
-        run_kite("perplexity -f /usr/share/common-licenses/GPL-3 -c 128 --max-batch-tokens 128");
+    auto r = run_kite(
+        "perplexity -f /usr/share/common-licenses/GPL-3 -c 128 --chunks 3 "
+        "--max-batch-tokens 128");
     if (r.exit_code == 0) {
         EXPECT_NE(r.out.find("Final estimate: PPL = "), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find("[3]"), std::string::npos) << r.out;
+        EXPECT_EQ(r.out.find("[4]"), std::string::npos) << "--chunks 3 ran more windows";
     } else {
         ADD_FAILURE() << r.err;
     }

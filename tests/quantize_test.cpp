@@ -278,7 +278,7 @@ void expect_within_tolerance(const GgufFile& src, const GgufFile& out, TensorTyp
 
 // One test for all seven types, so that the F32 file is made once even under ctest. Each is
 // compared with llama.cpp where the fixture has it (see LlamaCppFixturePinsEveryWritableType).
-TEST(QuantizeModel, F32ToEveryType) {
+TEST(QuantizeModel, F32ToEveryTypeSlow) {
     auto src = GgufFile::open(model_f32());
     for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0,
                             TensorType::Q5_1, TensorType::F16, TensorType::BF16}) {
@@ -300,7 +300,7 @@ TEST(QuantizeModel, F32ToEveryType) {
 // The K-quants: only rows that are a multiple of 256 (the default model's ffn_down, 1536 wide)
 // are K-quant; the 576-wide rows take llama-quantize's fallback. Each K-quant tensor is within
 // a relative RMS error typical of its bits, and every tensor equals llama.cpp's byte for byte.
-TEST(QuantizeModel, F32ToKQuants) {
+TEST(QuantizeModel, F32ToKQuantsSlow) {
     auto src = GgufFile::open(model_f32());
     const struct {
         TensorType type, narrow_rows;

@@ -17,6 +17,7 @@ namespace {
 struct PerplexityCliOptions {
     EngineOptions engine;
     std::string file;
+    int64_t chunks = -1;
 };
 
 void run_perplexity(const PerplexityCliOptions& o) {
@@ -31,11 +32,13 @@ void run_perplexity(const PerplexityCliOptions& o) {
     po.n_batch = std::min(po.n_ctx, o.engine.max_batch_tokens);
     po.bos = m.tokenizer->adds_bos() ? m.tokenizer->bos() : -1;
     po.kv_type = o.engine.engine_config(1).kv_type;
+    po.max_windows = o.chunks;
     if (static_cast<int64_t>(tokens.size()) < po.n_ctx)
         fail("the text has {} tokens, fewer than one window of {}", tokens.size(), po.n_ctx);
     ThreadPool pool(o.engine.threads > 0 ? o.engine.threads : ThreadPool::default_threads());
-    fmt::print(stderr, "{} tokens, {} windows of {}\n", tokens.size(), tokens.size() / po.n_ctx,
-               po.n_ctx);
+    const int64_t n_whole = static_cast<int64_t>(tokens.size()) / po.n_ctx;
+    fmt::print(stderr, "{} tokens, {} windows of {}\n", tokens.size(),
+               o.chunks < 0 ? n_whole : std::min(n_whole, o.chunks), po.n_ctx);
     PerplexityResult r = perplexity(*m.model, tokens, po, pool, [](int64_t w, double ppl) {
         fmt::print("[{}]{:.4f},", w + 1, ppl);
         std::fflush(stdout);
@@ -50,6 +53,8 @@ void add_perplexity_command(CLI::App& app) {
     auto o = std::make_shared<PerplexityCliOptions>();
     o->engine.add_to(*cmd);
     cmd->add_option("-f,--file", o->file, "Text file")->required();
+    cmd->add_option("--chunks", o->chunks, "Score only the first N windows (default: all)")
+        ->check(CLI::PositiveNumber);
     cmd->callback([o] { run_perplexity(*o); });
 }
 

@@ -29,9 +29,10 @@ PerplexityResult perplexity(const Model& model, const std::vector<int32_t>& toke
                             const std::function<void(int64_t, double)>& progress) {
     const int64_t n_ctx = o.n_ctx, n_vocab = model.config().n_vocab;
     if (n_ctx < 4) fail("the perplexity context must be at least 4 tokens");
-    const int64_t n_windows = static_cast<int64_t>(tokens.size()) / n_ctx;
-    if (n_windows == 0)
+    const int64_t n_whole = static_cast<int64_t>(tokens.size()) / n_ctx;
+    if (n_whole == 0)
         fail("the text has {} tokens, fewer than one window of {}", tokens.size(), n_ctx);
+    const int64_t n_windows = o.max_windows < 0 ? n_whole : std::min(n_whole, o.max_windows);
     const int64_t n_batch = std::min(o.n_batch, n_ctx);
 
     const int64_t block_size = 16;
