@@ -16,7 +16,7 @@ class ServerRequestTest : public ::testing::Test {
     static void SetUpTestSuite() {
         file_ = GgufFile::open(test::default_model_path()).release();
         tokenizer_ = Tokenizer::from_gguf(*file_).release();
-        template_ = new ChatTemplate(ChatTemplate::from_gguf(*file_));
+        template_ = new ChatTemplate(ChatTemplate::from_gguf(*file_, *tokenizer_));
     }
     static void TearDownTestSuite() {
         delete template_;

@@ -177,7 +177,7 @@ std::vector<int32_t> chat_prompt(const json& body, const ServedModel& model) {
         messages.push_back({r, message_content(m, i)});
     }
     const std::string text = model.chat_template->render(messages, true);
-    return model.tokenizer->encode(text, true, true);
+    return model.chat_template->tokenize(*model.tokenizer, text);
 }
 
 void reject_unsupported(const json& body, bool chat) {
