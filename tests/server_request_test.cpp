@@ -107,7 +107,7 @@ TEST_F(ServerRequestTest, RejectsBadRequestsNamingTheField) {
         error_of(R"({"messages": [{"role": "user", "content": "x"}], "top_logprobs": 2})", true)
             .param,
         "top_logprobs");
-    EXPECT_EQ(error_of(R"({"messages": [{"role": "tool", "content": "x"}]})", true).param,
+    EXPECT_EQ(error_of(R"({"messages": [{"role": "wizard", "content": "x"}]})", true).param,
               "messages[0].role");
     const nlohmann::json j = error_of(R"({"prompt": "x", "top_p": 0})").to_json();
     EXPECT_EQ(j["error"]["param"], "top_p");
