@@ -162,7 +162,7 @@ TEST(ToolCallRequest, ToolsAndToolMessagesReachTheTemplate) {
     EXPECT_TRUE(r.tool_calls);
     EXPECT_EQ(tok->decode(r.prompts[0]),
               "[get_weather:{\"type\": \"object\", \"properties\": {\"city\": {\"type\": "
-              "\"string\"}}}]auto<user>Weather in Paris?<assistant>ParisNone<tool>21 Ccall_1");
+              "\"string\"}}}]auto<user>Weather in Paris?<assistant>Paris<tool>21 Ccall_1");
     // tool_choice "none": no tools for the template, no parsing of the reply.
     const std::string none = R"({"messages": [{"role": "user", "content": "x"}],
         "tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": "none"})";

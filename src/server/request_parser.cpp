@@ -207,7 +207,9 @@ ojson chat_messages(const ojson& body) {
             out["tool_calls"] = message_tool_calls(m["tool_calls"], param + ".tool_calls");
         for (const char* key : {"tool_call_id", "name"})
             if (m.contains(key) && m[key].is_string()) out[key] = m[key];
-        if (out["content"].is_null() && !out.contains("tool_calls")) out["content"] = "";
+        // Null content (an assistant turn that only calls tools) reaches the template as "":
+        // many templates concatenate content, which Python refuses for None.
+        if (out["content"].is_null()) out["content"] = "";
         messages.push_back(std::move(out));
     }
     return messages;
