@@ -16,7 +16,7 @@ class ServerRequestTest : public ::testing::Test {
     static void SetUpTestSuite() {
         file_ = GgufFile::open(test::default_model_path()).release();
         tokenizer_ = Tokenizer::from_gguf(*file_).release();
-        template_ = new ChatTemplate(ChatTemplate::from_gguf(*file_));
+        template_ = new ChatTemplate(ChatTemplate::from_gguf(*file_, *tokenizer_));
     }
     static void TearDownTestSuite() {
         delete template_;
@@ -107,7 +107,7 @@ TEST_F(ServerRequestTest, RejectsBadRequestsNamingTheField) {
         error_of(R"({"messages": [{"role": "user", "content": "x"}], "top_logprobs": 2})", true)
             .param,
         "top_logprobs");
-    EXPECT_EQ(error_of(R"({"messages": [{"role": "tool", "content": "x"}]})", true).param,
+    EXPECT_EQ(error_of(R"({"messages": [{"role": "wizard", "content": "x"}]})", true).param,
               "messages[0].role");
     const nlohmann::json j = error_of(R"({"prompt": "x", "top_p": 0})").to_json();
     EXPECT_EQ(j["error"]["param"], "top_p");

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/chat_template_option.h"
 #include "cli/commands.h"
 #include "cli/engine_options.h"
 #include "engine/chat_session.h"
@@ -19,18 +20,19 @@ struct ChatOptions {
     EngineOptions engine;
     SamplingOptions sampling;
     std::string system;
+    std::string chat_template;
 };
 
 void chat(const ChatOptions& o) {
     LoadedModel m = load_model(o.engine.model);
-    ChatTemplate tmpl = ChatTemplate::from_gguf(m.model->file());
+    ChatTemplate tmpl = load_chat_template(o.chat_template, m.model->file(), *m.tokenizer);
     Engine engine(*m.model, *m.tokenizer, o.engine.engine_config(1));
     ChatSession session(engine, *m.tokenizer, tmpl, o.system);
     const GenerationParams params = o.sampling.resolve();
     const bool interactive = isatty(STDIN_FILENO);
     if (interactive)
         fmt::print(stderr, "kite chat ({} template, {} context). Type a message; Ctrl-D ends.\n",
-                   tmpl.name(), engine.context_length());
+                   tmpl.origin(), engine.context_length());
     std::string line;
     while (true) {
         if (interactive) fmt::print(stderr, "> ");
@@ -54,6 +56,7 @@ void add_chat_command(CLI::App& app) {
     auto o = std::make_shared<ChatOptions>();
     o->engine.add_to(*cmd);
     o->sampling.add_to(*cmd, 512);
+    add_chat_template_option(*cmd, o->chat_template);
     cmd->add_option("-s,--system", o->system,
                     "System message (default: the template's own, if any)");
     cmd->callback([o] { chat(*o); });

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/chat_template_option.h"
 #include "cli/commands.h"
 #include "cli/engine_options.h"
 #include "core/error.h"
@@ -23,6 +24,7 @@ struct RunOptions {
     std::string prompt_file;
     bool no_special = false;
     bool chat = false;
+    std::string chat_template;
 };
 
 std::string read_file(const std::string& path) {
@@ -39,10 +41,15 @@ void run(const RunOptions& o) {
     LoadedModel m = load_model(o.engine.model);
     const GenerationParams params = o.sampling.resolve();
     // --chat sends the prompt as one user message through the model's chat template.
-    const std::vector<ChatMessage> messages{{"user", prompt}};
-    const std::string text =
-        o.chat ? ChatTemplate::from_gguf(m.model->file()).render(messages, true) : prompt;
-    const std::vector<int32_t> tokens = m.tokenizer->encode(text, true, o.chat || !o.no_special);
+    std::vector<int32_t> tokens;
+    if (o.chat) {
+        const ChatTemplate tmpl =
+            load_chat_template(o.chat_template, m.model->file(), *m.tokenizer);
+        const std::vector<ChatMessage> messages{{"user", prompt}};
+        tokens = tmpl.tokenize(*m.tokenizer, tmpl.render(messages, true));
+    } else {
+        tokens = m.tokenizer->encode(prompt, true, !o.no_special);
+    }
 
     Engine engine(*m.model, *m.tokenizer, o.engine.engine_config(1));
     const auto start = std::chrono::steady_clock::now();
@@ -85,6 +92,7 @@ void add_run_command(CLI::App& app) {
     p->excludes(f);
     cmd->add_flag("--chat", o->chat,
                   "Send the prompt as a user message in the model's chat template");
+    add_chat_template_option(*cmd, o->chat_template);
     cmd->add_flag("--no-special", o->no_special,
                   "Treat special-token text in the prompt as plain text");
     cmd->callback([o, p, f] {

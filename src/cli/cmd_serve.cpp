@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/chat_template_option.h"
 #include "cli/commands.h"
 #include "cli/engine_options.h"
 #include "core/error.h"
@@ -31,6 +32,7 @@ struct ServeOptions {
     std::string api_key;
     std::string model_name;
     bool no_prefix_caching = false;
+    std::string chat_template;
 };
 
 // Without --kv-mem: room for max_seqs full contexts, but at most 1 GiB.
@@ -63,7 +65,8 @@ void serve(const ServeOptions& o) {
 
     std::unique_ptr<ChatTemplate> chat_template;
     try {
-        chat_template = std::make_unique<ChatTemplate>(ChatTemplate::from_gguf(m.model->file()));
+        chat_template = std::make_unique<ChatTemplate>(
+            load_chat_template(o.chat_template, m.model->file(), *m.tokenizer));
     } catch (const Error& e) {
         fmt::print(stderr, "kite serve: no chat endpoint: {}\n", e.what());
     }
@@ -113,6 +116,7 @@ void add_serve_command(CLI::App& app) {
     auto* cmd = app.add_subcommand("serve", "Serve the model over an OpenAI-compatible HTTP API");
     auto o = std::make_shared<ServeOptions>();
     o->engine.add_to(*cmd);
+    add_chat_template_option(*cmd, o->chat_template);
     cmd->add_option("--host", o->host, "Address to listen on")->capture_default_str();
     cmd->add_option("--port", o->port, "Port (0: any free port)")
         ->check(CLI::Range(0, 65535))

@@ -16,6 +16,7 @@ void add_quantize_command(CLI::App& app);
 void add_roofline_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
+void add_template_command(CLI::App& app);
 
 // The model to use: the -m flag, else $KITE_MODEL, else the default model installed by
 // scripts/install-model.sh. Throws kite::Error with what to do when none is found.

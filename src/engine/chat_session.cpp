@@ -37,7 +37,7 @@ std::string ChatSession::send(const std::string& user_text, const GenerationPara
     } else {
         // First turn, or the template rewrote earlier text: start a fresh sequence.
         if (seq_id_ >= 0) engine_.release(seq_id_);
-        std::vector<int32_t> tokens = tokenizer_.encode(prompt, true, true);
+        std::vector<int32_t> tokens = template_.tokenize(tokenizer_, prompt);
         seq_id_ = engine_.submit(tokens, p);
         last_prompt_tokens_ = static_cast<int64_t>(tokens.size());
     }

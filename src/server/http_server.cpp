@@ -232,6 +232,7 @@ void HttpServer::generate(const httplib::Request& req, httplib::Response& res, b
     auto stream = worker_.submit(std::move(seqs), prompt_tokens);
     const size_t n_choices = r.prompts.size() * static_cast<size_t>(r.n);
     ResponseFormatter format(chat, r.logprobs >= 0, model_.id, *model_.tokenizer);
+    if (r.tool_calls) format.enable_tool_calls(n_choices);
 
     if (!r.stream) return respond_whole(res, stream, format, n_choices, prompt_tokens);
 

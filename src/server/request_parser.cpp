@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
 #include "server/api_error.h"
 
 namespace kite::server {
@@ -139,59 +140,139 @@ std::vector<std::vector<int32_t>> completion_prompts(const json& body, const Tok
     return out;
 }
 
-std::string message_content(const json& m, size_t i) {
-    const std::string param = "messages[" + std::to_string(i) + "].content";
-    const json* c = field(m, "content");
-    if (!c) return "";
-    if (c->is_string()) return c->get<std::string>();
-    if (!c->is_array()) bad_request(param, "'{}' must be a string or an array of parts", param);
+using ojson = nlohmann::ordered_json;
+
+// A message's content as the template gets it: a string (text parts joined), or null.
+ojson message_content(const ojson& m, const std::string& param) {
+    const auto c = m.find("content");
+    if (c == m.end() || c->is_null()) return nullptr;
+    if (c->is_string()) return *c;
+    if (!c->is_array())
+        bad_request(param + ".content", "'{}.content' must be a string or an array of parts",
+                    param);
     std::string text;
-    for (const json& part : *c) {
-        const json* type = part.is_object() ? field(part, "type") : nullptr;
-        const json* t = part.is_object() ? field(part, "text") : nullptr;
-        if (!type || *type != "text" || !t || !t->is_string())
-            bad_request(param, "only text content parts are supported in '{}'", param);
-        text += t->get<std::string>();
+    for (const ojson& part : *c) {
+        const bool is_text = part.is_object() && part.contains("type") && part["type"] == "text" &&
+                             part.contains("text") && part["text"].is_string();
+        if (!is_text)
+            bad_request(param + ".content", "only text content parts are supported in '{}'",
+                        param + ".content");
+        text += part["text"].get<std::string>();
     }
     return text;
 }
 
-std::vector<int32_t> chat_prompt(const json& body, const ServedModel& model) {
-    if (!model.chat_template)
-        throw ApiError(400, "this model has no chat template; use /v1/completions", "messages");
-    const json* v = field(body, "messages");
-    if (!v || !v->is_array() || v->empty())
+// An assistant message's tool_calls; arguments sent as a JSON string become the object the
+// templates expect (they write `arguments | tojson`).
+ojson message_tool_calls(const ojson& calls, const std::string& param) {
+    if (!calls.is_array()) bad_request(param, "'{}' must be an array", param);
+    ojson out = ojson::array();
+    for (const ojson& call : calls) {
+        const bool ok = call.is_object() && call.contains("function") &&
+                        call["function"].is_object() && call["function"].contains("name") &&
+                        call["function"]["name"].is_string();
+        if (!ok) bad_request(param, "each of '{}' needs function.name", param);
+        ojson c = call;
+        ojson& args = c["function"]["arguments"];
+        if (args.is_string()) {
+            ojson parsed = ojson::parse(args.get<std::string>(), nullptr, false);
+            if (!parsed.is_discarded() && parsed.is_object()) args = std::move(parsed);
+        } else if (args.is_null()) {
+            args = ojson::object();
+        }
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+ojson chat_messages(const ojson& body) {
+    const auto v = body.find("messages");
+    if (v == body.end() || !v->is_array() || v->empty())
         bad_request("messages", "'messages' must be a non-empty array");
-    std::vector<ChatMessage> messages;
+    ojson messages = ojson::array();
     for (size_t i = 0; i < v->size(); ++i) {
-        const json& m = (*v)[i];
+        const ojson& m = (*v)[i];
         const std::string param = "messages[" + std::to_string(i) + "]";
         if (!m.is_object()) bad_request(param, "'{}' must be an object", param);
-        const json* role = field(m, "role");
-        if (!role || !role->is_string())
+        const auto role = m.find("role");
+        if (role == m.end() || !role->is_string())
             bad_request(param + ".role", "'{}.role' must be a string", param);
         std::string r = role->get<std::string>();
         if (r == "developer") r = "system";
-        if (r != "system" && r != "user" && r != "assistant")
-            bad_request(param + ".role", "unsupported role '{}' (system, user, assistant)", r);
-        messages.push_back({r, message_content(m, i)});
+        if (r != "system" && r != "user" && r != "assistant" && r != "tool")
+            bad_request(param + ".role", "unsupported role '{}' (system, user, assistant, tool)",
+                        r);
+        ojson out = {{"role", r}, {"content", message_content(m, param)}};
+        if (r == "assistant" && m.contains("tool_calls") && !m["tool_calls"].is_null())
+            out["tool_calls"] = message_tool_calls(m["tool_calls"], param + ".tool_calls");
+        for (const char* key : {"tool_call_id", "name"})
+            if (m.contains(key) && m[key].is_string()) out[key] = m[key];
+        // Null content (an assistant turn that only calls tools) reaches the template as "":
+        // many templates concatenate content, which Python refuses for None.
+        if (out["content"].is_null()) out["content"] = "";
+        messages.push_back(std::move(out));
     }
-    const std::string text = model.chat_template->render(messages, true);
-    return model.tokenizer->encode(text, true, true);
+    return messages;
+}
+
+// tools: [{"type": "function", "function": {"name", "description", "parameters"}}].
+ojson chat_tools(const ojson& body) {
+    const auto t = body.find("tools");
+    if (t == body.end() || t->is_null()) return nullptr;
+    if (!t->is_array()) bad_request("tools", "'tools' must be an array");
+    for (const ojson& tool : *t) {
+        const bool ok = tool.is_object() && tool.contains("function") &&
+                        tool["function"].is_object() && tool["function"].contains("name") &&
+                        tool["function"]["name"].is_string();
+        if (!ok)
+            bad_request("tools",
+                        "each tool must be {{\"type\": \"function\", \"function\": "
+                        "{{\"name\": ...}}}}");
+    }
+    return t->empty() ? ojson(nullptr) : *t;
+}
+
+// tool_choice: "none", "auto", "required" or {"type": "function", "function": {"name"}}.
+ojson chat_tool_choice(const ojson& body) {
+    const auto c = body.find("tool_choice");
+    if (c == body.end() || c->is_null()) return nullptr;
+    if (c->is_string() && (*c == "none" || *c == "auto" || *c == "required")) return *c;
+    if (c->is_object() && c->contains("function") && (*c)["function"].is_object() &&
+        (*c)["function"].contains("name") && (*c)["function"]["name"].is_string())
+        return *c;
+    bad_request("tool_choice", "'tool_choice' must be none, auto, required or a named function");
+}
+
+std::vector<int32_t> chat_prompt(std::string_view body_text, const ServedModel& model,
+                                 CompletionRequest& r) {
+    if (!model.chat_template)
+        throw ApiError(400, "this model has no chat template; use /v1/completions", "messages");
+    // Parsed again keeping key order: the template writes tools' schemas as given.
+    const ojson body = ojson::parse(body_text, nullptr, false);
+    const ojson messages = chat_messages(body);
+    ChatRequestContext context;
+    context.tool_choice = chat_tool_choice(body);
+    if (context.tool_choice != "none") context.tools = chat_tools(body);
+    r.tool_calls = !context.tools.is_null();
+    std::string text;
+    try {
+        text = model.chat_template->render(messages, true, context);
+    } catch (const Error& e) {
+        bad_request("messages", "{}", e.what());
+    }
+    return model.chat_template->tokenize(*model.tokenizer, text);
 }
 
 void reject_unsupported(const json& body, bool chat) {
     if (boolean(body, "echo", false)) bad_request("echo", "'echo' is not supported");
     if (field(body, "suffix")) bad_request("suffix", "'suffix' is not supported");
-    if (const json* t = field(body, "tools"); t && !(t->is_array() && t->empty()))
-        bad_request("tools", "tools are not supported");
+    if (!chat && field(body, "tools")) bad_request("tools", "tools need /v1/chat/completions");
     if (field(body, "functions")) bad_request("functions", "functions are not supported");
     if (const json* rf = field(body, "response_format")) {
         const json* type = rf->is_object() ? field(*rf, "type") : nullptr;
         if (!type || *type != "text")
             bad_request("response_format", "only response_format {{\"type\": \"text\"}}");
     }
-    (void)chat;
 }
 
 }  // namespace
@@ -251,7 +332,7 @@ CompletionRequest parse_completion_request(std::string_view body_text, bool chat
             r.logprobs = static_cast<int32_t>(integer(body, "top_logprobs", 0, kMaxTopLogprobs, 0));
         else if (field(body, "top_logprobs"))
             bad_request("top_logprobs", "'top_logprobs' needs 'logprobs': true");
-        r.prompts.push_back(chat_prompt(body, model));
+        r.prompts.push_back(chat_prompt(body_text, model, r));
     } else {
         r.logprobs = static_cast<int32_t>(integer(body, "logprobs", 0, kMaxTopLogprobs, -1));
         r.prompts = completion_prompts(body, *model.tokenizer);

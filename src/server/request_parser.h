@@ -34,6 +34,7 @@ struct CompletionRequest {
     // when `logprobs` is true.
     int32_t logprobs = -1;
     GenerationParams params;  // max_tokens as given, or the default
+    bool tool_calls = false;  // chat with tools offered: parse tool calls out of the replies
     bool seed_given = false;
 
     // max_tokens for one prompt: as given, else 16 (completions) or the rest of the context

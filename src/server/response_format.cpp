@@ -108,6 +108,10 @@ json ResponseFormatter::logprobs_json(const std::vector<TokenLogprob>& lps,
             {"text_offset", offsets}};
 }
 
+void ResponseFormatter::enable_tool_calls(size_t n_choices) {
+    tool_streams_.assign(n_choices, ToolCallStream());
+}
+
 json ResponseFormatter::response(const std::vector<ChoiceResult>& choices,
                                  const Usage& usage) const {
     json out = envelope(chat_ ? "chat.completion" : "text_completion");
@@ -121,6 +125,15 @@ json ResponseFormatter::response(const std::vector<ChoiceResult>& choices,
             choice["text"] = c.text;
         choice["logprobs"] = want_logprobs_ ? logprobs_json(c.logprobs, 0) : json();
         choice["finish_reason"] = finish_reason_json(c.finish);
+        if (chat_ && !tool_streams_.empty()) {
+            ParsedReply reply = parse_tool_calls(c.text);
+            if (!reply.calls.empty()) {
+                choice["message"]["content"] =
+                    reply.content.empty() ? json() : json(std::move(reply.content));
+                choice["message"]["tool_calls"] = tool_calls_json(reply.calls, false);
+                choice["finish_reason"] = "tool_calls";
+            }
+        }
         list.push_back(std::move(choice));
     }
     out["choices"] = std::move(list);
@@ -130,19 +143,31 @@ json ResponseFormatter::response(const std::vector<ChoiceResult>& choices,
 
 json ResponseFormatter::chunk(int index, const std::string& text,
                               const std::vector<TokenLogprob>& lps, FinishReason finish,
-                              bool first) const {
+                              bool first) {
     json out = envelope(chat_ ? "chat.completion.chunk" : "text_completion");
     json choice = {{"index", index}};
+    std::vector<ToolCall> calls;
     if (chat_) {
+        std::string content = text;
+        if (!tool_streams_.empty()) {
+            ToolCallStream& stream = tool_streams_.at(static_cast<size_t>(index));
+            content = stream.feed(text);
+            if (finish != FinishReason::None) {
+                ParsedReply reply = stream.finish();
+                content += reply.content;
+                calls = std::move(reply.calls);
+            }
+        }
         json delta = json::object();
         if (first) delta["role"] = "assistant";
-        if (!text.empty() || first) delta["content"] = text;
+        if (!content.empty() || first) delta["content"] = content;
+        if (!calls.empty()) delta["tool_calls"] = tool_calls_json(calls, true);
         choice["delta"] = std::move(delta);
     } else {
         choice["text"] = text;
     }
     choice["logprobs"] = want_logprobs_ && !lps.empty() ? logprobs_json(lps, 0) : json();
-    choice["finish_reason"] = finish_reason_json(finish);
+    choice["finish_reason"] = calls.empty() ? finish_reason_json(finish) : json("tool_calls");
     out["choices"] = json::array({std::move(choice)});
     return out;
 }

@@ -12,6 +12,7 @@
 
 #include "engine/sequence.h"
 #include "sampling/logprobs.h"
+#include "server/tool_calls.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kite::server {
@@ -43,11 +44,16 @@ class ResponseFormatter {
     ResponseFormatter(bool chat, bool want_logprobs, std::string model_id,
                       const Tokenizer& tokenizer);
 
+    // Chat with tools offered: replies are parsed for tool calls (message.tool_calls and
+    // finish_reason "tool_calls"); streamed, a call's text is held back and sent as a
+    // tool_calls delta at the end.
+    void enable_tool_calls(size_t n_choices);
+
     nlohmann::json response(const std::vector<ChoiceResult>& choices, const Usage& usage) const;
     // A streamed chunk for one choice: new text, its tokens' logprobs, maybe the finish.
     // `first`: the choice's first chunk (chat: carries the role).
     nlohmann::json chunk(int index, const std::string& text, const std::vector<TokenLogprob>& lps,
-                         FinishReason finish, bool first) const;
+                         FinishReason finish, bool first);
     // The closing chunk with usage and no choices (stream_options.include_usage).
     nlohmann::json usage_chunk(const Usage& usage) const;
 
@@ -67,6 +73,7 @@ class ResponseFormatter {
     std::string model_id_;
     int64_t created_;
     const Tokenizer& tokenizer_;
+    std::vector<ToolCallStream> tool_streams_;  // one per choice; empty: no tools
 };
 
 }  // namespace kite::server

@@ -1,120 +1,125 @@
 #include "tokenizer/chat_template.h"
 
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
 #include "core/error.h"
+#include "template/template.h"
 
 namespace kite {
 
 namespace {
 
-// A template that writes a fixed system message when the conversation has none holds it
-// as a literal: '<|im_start|>system\n...<|im_end|>', the newline written out or as a Jinja
-// escape. Returns "" when there is no such literal.
-std::string find_default_system(std::string_view source) {
-    constexpr std::string_view open = "<|im_start|>system", close = "<|im_end|>";
-    for (size_t at = source.find(open); at != std::string_view::npos;
-         at = source.find(open, at + 1)) {
-        std::string_view rest = source.substr(at + open.size());
-        if (rest.starts_with("\\n"))
-            rest.remove_prefix(2);
-        else if (rest.starts_with("\n"))
-            rest.remove_prefix(1);
-        else
-            continue;
-        const size_t end = rest.find(close);
-        const std::string_view text = rest.substr(0, end);
-        // A literal message, not template code that builds one.
-        if (end != std::string_view::npos && text.find_first_of("'\"{}") == std::string_view::npos)
-            return std::string(text);
-    }
-    return "";
+// The built-in formats, for model files that carry no template of their own.
+constexpr std::string_view kChatML =
+    "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + "
+    "message['content'] + '<|im_end|>\\n' }}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+constexpr std::string_view kLlama3 =
+    "{{ bos_token }}{% for message in messages %}{{ '<|start_header_id|>' + message['role'] + "
+    "'<|end_header_id|>\\n\\n' + message['content'] + '<|eot_id|>' }}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}"
+    "{% endif %}";
+// A system message is folded into the first user turn, as the Llama 2 format does.
+constexpr std::string_view kLlama2 =
+    "{% set ns = namespace(system='') %}{% for message in messages %}"
+    "{% if message['role'] == 'system' %}"
+    "{% set ns.system = '<<SYS>>\\n' + message['content'] + '\\n<</SYS>>\\n\\n' %}"
+    "{% elif message['role'] == 'user' %}{{ bos_token + '[INST] ' + ns.system + "
+    "message['content'] + ' [/INST]' }}{% set ns.system = '' %}"
+    "{% else %}{{ ' ' + message['content'] + ' ' + eos_token }}{% endif %}{% endfor %}";
+
+std::string_view builtin_source(std::string_view name) {
+    if (name == "chatml") return kChatML;
+    if (name == "llama3") return kLlama3;
+    if (name == "llama2") return kLlama2;
+    return {};
 }
 
-std::string render_chatml(std::span<const ChatMessage> messages, const std::string& default_system,
-                          bool add_generation_prompt) {
-    std::string out;
-    if (!default_system.empty() && (messages.empty() || messages[0].role != "system"))
-        out += "<|im_start|>system\n" + default_system + "<|im_end|>\n";
-    for (const ChatMessage& m : messages)
-        out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
-    if (add_generation_prompt) out += "<|im_start|>assistant\n";
-    return out;
+std::string read_text_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail("cannot read chat template file '{}'", path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
 }
 
-std::string render_llama3(std::span<const ChatMessage> messages, bool add_generation_prompt) {
-    std::string out = "<|begin_of_text|>";
-    for (const ChatMessage& m : messages)
-        out += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n" + m.content + "<|eot_id|>";
-    if (add_generation_prompt) out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
-    return out;
-}
-
-// A system message is folded into the first user turn, as the llama 2 format does.
-std::string render_llama2(std::span<const ChatMessage> messages) {
-    std::string out, system;
-    for (const ChatMessage& m : messages) {
-        if (m.role == "system") {
-            system = "<<SYS>>\n" + m.content + "\n<</SYS>>\n\n";
-        } else if (m.role == "user") {
-            out += "<s>[INST] " + system + m.content + " [/INST]";
-            system.clear();
-        } else {
-            out += " " + m.content + " </s>";
-        }
-    }
+nlohmann::ordered_json messages_json(std::span<const ChatMessage> messages) {
+    auto out = nlohmann::ordered_json::array();
+    for (const ChatMessage& m : messages) out.push_back({{"role", m.role}, {"content", m.content}});
     return out;
 }
 
 }  // namespace
 
-ChatTemplate ChatTemplate::from_gguf(const GgufFile& file) {
-    std::optional<std::string_view> source = file.get_string("tokenizer.chat_template");
-    if (!source) fail("'{}' has no chat template (tokenizer.chat_template)", file.name());
-    return from_source(*source);
+std::string special_token_text(const Tokenizer& tokenizer, int32_t id) {
+    return id < 0 || static_cast<size_t>(id) >= tokenizer.n_vocab() ? "" : tokenizer.token_text(id);
 }
 
-ChatTemplate ChatTemplate::from_source(std::string_view source) {
+ChatTemplate ChatTemplate::from_source(std::string_view source, std::string bos_token,
+                                       std::string eos_token, std::string origin) {
     ChatTemplate t;
-    if (source.find("<|im_start|>") != std::string_view::npos) {
-        t.style_ = Style::ChatML;
-        t.default_system_ = find_default_system(source);
-    } else if (source.find("<|start_header_id|>") != std::string_view::npos) {
-        t.style_ = Style::Llama3;
-    } else if (source.find("[INST]") != std::string_view::npos) {
-        t.style_ = Style::Llama2;
-    } else {
-        fail(
-            "the model's chat template is not one Kite recognises (supported: chatml, llama3, "
-            "llama2)");
+    const std::string_view builtin = builtin_source(source);
+    if (!builtin.empty()) origin = "built-in " + std::string(source);
+    try {
+        t.template_ = std::make_shared<const tmpl::Template>(builtin.empty() ? source : builtin);
+    } catch (const tmpl::TemplateError& e) {
+        fail("the {} chat template does not parse: {}", origin, e.what());
     }
+    t.bos_token_ = std::move(bos_token);
+    t.eos_token_ = std::move(eos_token);
+    t.origin_ = std::move(origin);
     return t;
 }
 
-const char* ChatTemplate::name() const {
-    switch (style_) {
-        case Style::ChatML:
-            return "chatml";
-        case Style::Llama3:
-            return "llama3";
-        case Style::Llama2:
-            return "llama2";
-    }
-    return "?";
+ChatTemplate ChatTemplate::from_gguf(const GgufFile& file, const Tokenizer& tokenizer) {
+    std::string bos = special_token_text(tokenizer, tokenizer.bos());
+    std::string eos = special_token_text(tokenizer, tokenizer.eos());
+    if (std::optional<std::string_view> source = file.get_string("tokenizer.chat_template"))
+        return from_source(*source, std::move(bos), std::move(eos), "model's");
+    ChatTemplate t = from_source("chatml", std::move(bos), std::move(eos));
+    t.fallback_ = true;
+    return t;
+}
+
+ChatTemplate ChatTemplate::resolve(const std::string& flag, const GgufFile& file,
+                                   const Tokenizer& tokenizer) {
+    if (flag.empty()) return from_gguf(file, tokenizer);
+    const std::string bos = special_token_text(tokenizer, tokenizer.bos());
+    const std::string eos = special_token_text(tokenizer, tokenizer.eos());
+    if (!builtin_source(flag).empty()) return from_source(flag, bos, eos);
+    return from_source(read_text_file(flag), bos, eos, "'" + flag + "'");
 }
 
 std::string ChatTemplate::render(std::span<const ChatMessage> messages,
                                  bool add_generation_prompt) const {
-    for (const ChatMessage& m : messages)
-        if (m.role != "system" && m.role != "user" && m.role != "assistant")
-            fail("unknown chat role '{}' (use system, user or assistant)", m.role);
-    switch (style_) {
-        case Style::ChatML:
-            return render_chatml(messages, default_system_, add_generation_prompt);
-        case Style::Llama3:
-            return render_llama3(messages, add_generation_prompt);
-        case Style::Llama2:
-            return render_llama2(messages);
+    return render(messages_json(messages), add_generation_prompt);
+}
+
+std::string ChatTemplate::render(const nlohmann::ordered_json& messages, bool add_generation_prompt,
+                                 const ChatRequestContext& request) const {
+    nlohmann::ordered_json context = {{"messages", messages},
+                                      {"add_generation_prompt", add_generation_prompt},
+                                      {"bos_token", bos_token_},
+                                      {"eos_token", eos_token_}};
+    if (!request.tools.is_null()) context["tools"] = request.tools;
+    if (!request.tool_choice.is_null()) context["tool_choice"] = request.tool_choice;
+    try {
+        return template_->render_json(context);
+    } catch (const tmpl::TemplateError& e) {
+        // One line: a template's own message may span several.
+        std::string message = e.what();
+        for (char& c : message)
+            if (c == '\n') c = ' ';
+        fail("the {} chat template failed: {}", origin_, message);
     }
-    return "";
+}
+
+std::vector<int32_t> ChatTemplate::tokenize(const Tokenizer& tokenizer,
+                                            const std::string& prompt) const {
+    const bool wrote_bos = !bos_token_.empty() && prompt.starts_with(bos_token_);
+    return tokenizer.encode(prompt, !wrote_bos, true);
 }
 
 }  // namespace kite

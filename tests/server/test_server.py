@@ -409,3 +409,59 @@ def test_api_key():
     finally:
         s.stop()
     assert s.proc.returncode == 0
+
+
+WEATHER_TOOL = {"type": "function", "function": {
+    "name": "get_weather", "description": "Current weather in a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                   "required": ["city"]}}}
+
+
+def test_chat_accepts_tools_and_tool_messages(server, model_id):
+    c = server.client()
+    messages = [
+        {"role": "user", "content": "What's the weather in Paris?"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function",
+             "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "{\"temperature\": 21}"},
+    ]
+    r = c.chat.completions.create(model=model_id, messages=messages, tools=[WEATHER_TOOL],
+                                  tool_choice="auto", max_tokens=8, temperature=0)
+    assert r.choices[0].finish_reason in ("stop", "length", "tool_calls")
+    chunks = list(c.chat.completions.create(model=model_id, messages=messages,
+                                            tools=[WEATHER_TOOL], max_tokens=8, temperature=0,
+                                            stream=True))
+    streamed = "".join(ch.choices[0].delta.content or "" for ch in chunks if ch.choices)
+    assert streamed == (r.choices[0].message.content or "")
+    with pytest.raises(openai.BadRequestError):
+        c.chat.completions.create(model=model_id, messages=messages[:1], max_tokens=4,
+                                  tools=[{"type": "function", "function": {"description": "x"}}])
+
+
+def test_tools_reach_the_template(tmp_path):
+    # A template that writes the tools' names and the tool results into the prompt: the
+    # prompt grows by their tokens, and tool_choice "none" leaves the tools out.
+    template = tmp_path / "tools.jinja"
+    template.write_text("{% for t in tools %}TOOL {{ t.function.name }} "
+                        "{{ t.function.parameters | tojson }}\n{% endfor %}"
+                        "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}"
+                        "<|im_end|>\n{% endfor %}<|im_start|>assistant\n")
+    s = Server("--chat-template", str(template))
+    try:
+        c = s.client()
+        model = c.models.list().data[0].id
+        messages = [{"role": "user", "content": "Is it raining in Oslo?"}]
+
+        def prompt_tokens(**kw):
+            return c.chat.completions.create(model=model, messages=messages, max_tokens=1,
+                                             temperature=0, **kw).usage.prompt_tokens
+
+        without = prompt_tokens()
+        with_tools = prompt_tokens(tools=[WEATHER_TOOL])
+        assert with_tools > without + 10
+        assert prompt_tokens(tools=[WEATHER_TOOL], tool_choice="none") == without
+        assert prompt_tokens(tools=[WEATHER_TOOL, dict(WEATHER_TOOL, function=dict(
+            WEATHER_TOOL["function"], name="get_time"))]) > with_tools
+    finally:
+        s.stop()

@@ -1,0 +1,50 @@
+// Tool calls in a model's output, parsed back into OpenAI's `tool_calls`. Models write them in
+// their template's format:
+//   Hermes / Qwen   <tool_call>{"name": ..., "arguments": {...}}</tool_call> (one or more)
+//   Llama 3.x       {"name": ..., "parameters": {...}} as the whole reply (or after
+//                   <|python_tag|>; several separated by ';')
+//   Mistral         [TOOL_CALLS][{"name": ..., "arguments": {...}}, ...], or
+//                   [TOOL_CALLS]name[ARGS]{...} in the newer tokenizers
+// Text that does not parse as a call stays content.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kite::server {
+
+struct ToolCall {
+    std::string id;
+    std::string name;
+    std::string arguments;  // JSON text, as OpenAI sends it
+};
+
+struct ParsedReply {
+    std::string content;  // the text outside the calls, trimmed
+    std::vector<ToolCall> calls;
+};
+
+ParsedReply parse_tool_calls(std::string_view text);
+
+// OpenAI's message.tool_calls (stream: with an index per call, as deltas carry them).
+nlohmann::json tool_calls_json(const std::vector<ToolCall>& calls, bool with_index);
+
+// Streams a reply that may hold tool calls: text goes out as content until something that
+// may start a call appears; from there on it is held back, and finish() parses it.
+class ToolCallStream {
+  public:
+    // The content that can be sent now.
+    std::string feed(std::string_view text);
+    // At the end of the reply: held-back text that was no call (content), and the calls.
+    ParsedReply finish();
+
+  private:
+    std::string held_;
+    bool sent_any_ = false;  // content has gone out (a Llama JSON call can only start a reply)
+    bool capturing_ = false;
+};
+
+}  // namespace kite::server

@@ -1,0 +1,317 @@
+#include "template/filters.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "template/call_args.h"
+#include "template/error.h"
+#include "template/json_value.h"
+#include "template/py_string.h"
+#include "template/renderer.h"
+#include "template/tests.h"
+
+namespace kite::tmpl {
+
+namespace {
+
+// Jinja2's attribute getter for filters: "a.b.0" looks up a, then b, then item 0.
+Value get_path(Renderer& r, Value v, const std::string& path) {
+    for (const std::string& part : py_split(path, std::string("."), -1)) {
+        const bool digits = !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit);
+        v = digits ? r.get_item(v, Value(static_cast<int64_t>(std::stoll(part))))
+                   : r.get_item(v, Value(part));
+    }
+    return v;
+}
+
+List items_of(const Value& v) {
+    if (v.is_undefined()) return {};
+    if (!v.is_dict()) template_fail("TypeError: can only get item pairs from a mapping");
+    List out;
+    for (const auto& [key, value] : v.dict().items) out.emplace_back(List{Value(key), value});
+    return out;
+}
+
+// indent(width=4, first=False, blank=False), as Jinja2 3.1 writes it.
+std::string indent(const std::string& s, const Value& width, bool first, bool blank) {
+    std::string pad;
+    if (width.is_string()) {
+        pad = width.str();
+    } else {
+        const int64_t n = width.as_int();
+        if (n < 0 || n > 1024) template_fail("indent: width out of range");
+        pad.assign(static_cast<size_t>(n), ' ');
+    }
+    std::vector<std::string> lines = py_split(s + "\n", std::string("\n"), -1);
+    lines.pop_back();  // splitlines() of text ending in a newline
+    std::string out;
+    for (size_t i = 0; i < lines.size(); ++i) {
+        if (i > 0) out += '\n';
+        const bool indented = i > 0 && (blank || !lines[i].empty());
+        if (indented) out += pad;
+        out += lines[i];
+    }
+    if (first) out = pad + out;
+    return out;
+}
+
+// select/reject/selectattr/rejectattr: which items pass the test (or are true, without one).
+Value select_items(const Value& seq, CallArgs& args, Renderer& r, bool with_attribute, bool keep) {
+    if (!seq.truthy()) return Value::generator({});  // Jinja2 skips a false sequence
+    size_t next = 0;
+    std::string attribute;
+    if (with_attribute) {
+        if (args.positional.empty()) template_fail("TypeError: selectattr needs an attribute");
+        attribute = to_str(args.positional[next++]);
+    }
+    std::string test;
+    if (next < args.positional.size()) test = to_str(args.positional[next++]);
+    CallArgs test_args;
+    test_args.positional.assign(args.positional.begin() + static_cast<ptrdiff_t>(next),
+                                args.positional.end());
+    List out;
+    for (const Value& item : iterate(seq)) {
+        const Value subject = with_attribute ? get_path(r, item, attribute) : item;
+        const bool passes =
+            test.empty() ? subject.truthy() : apply_test(test, subject, test_args, r);
+        if (passes == keep) out.push_back(item);
+    }
+    return Value::generator(std::move(out));
+}
+
+Value map_items(const Value& seq, CallArgs& args, Renderer& r) {
+    List out;
+    if (!seq.truthy()) return Value::generator({});  // Jinja2 skips a false sequence
+    const Value attribute = arg(args, 99, "attribute");
+    if (!attribute.is_undefined()) {
+        const Value fallback = arg(args, 99, "default");
+        for (const Value& item : iterate(seq)) {
+            Value v = get_path(r, item, to_str(attribute));
+            out.push_back(v.is_undefined() && !fallback.is_undefined() ? fallback : v);
+        }
+        return Value::generator(std::move(out));
+    }
+    if (args.positional.empty()) template_fail("TypeError: map needs a filter or an attribute");
+    const std::string filter = to_str(args.positional[0]);
+    CallArgs filter_args;
+    filter_args.positional.assign(args.positional.begin() + 1, args.positional.end());
+    filter_args.keyword = args.keyword;
+    for (const Value& item : iterate(seq))
+        out.push_back(apply_filter(filter, item, filter_args, r));
+    return Value::generator(std::move(out));
+}
+
+Value sorted_items(const Value& seq, CallArgs& args, Renderer& r) {
+    const bool reverse = arg(args, 0, "reverse", Value(false)).truthy();
+    const bool case_sensitive = arg(args, 1, "case_sensitive", Value(false)).truthy();
+    const Value attribute = arg(args, 2, "attribute");
+    List items = iterate(seq);
+    auto key = [&](const Value& v) {
+        Value k = attribute.is_undefined() ? v : get_path(r, v, to_str(attribute));
+        return !case_sensitive && k.is_string() ? Value(py_lower(k.str())) : k;
+    };
+    std::stable_sort(items.begin(), items.end(), [&](const Value& a, const Value& b) {
+        return reverse ? less(key(b), key(a)) : less(key(a), key(b));
+    });
+    return Value(std::move(items));
+}
+
+Value dictsort(const Value& v, CallArgs& args) {
+    const bool case_sensitive = arg(args, 0, "case_sensitive", Value(false)).truthy();
+    const Value by = arg(args, 1, "by", Value("key"));
+    const bool reverse = arg(args, 2, "reverse", Value(false)).truthy();
+    if (v.is_undefined()) template_fail("UndefinedError: {}", v.undefined_hint());
+    List pairs = items_of(v);
+    const size_t field = by.is_string() && by.str() == "value" ? 1 : 0;
+    auto key = [&](const Value& pair) {
+        const Value& k = pair.list()[field];
+        return !case_sensitive && k.is_string() ? Value(py_lower(k.str())) : k;
+    };
+    std::stable_sort(pairs.begin(), pairs.end(), [&](const Value& a, const Value& b) {
+        return reverse ? less(key(b), key(a)) : less(key(a), key(b));
+    });
+    return Value(std::move(pairs));
+}
+
+Value unique_items(const Value& seq) {
+    List out;
+    for (const Value& item : iterate(seq)) {
+        const Value k = item.is_string() ? Value(py_lower(item.str())) : item;
+        bool seen = false;
+        for (const Value& o : out)
+            seen = seen || equal(o.is_string() ? Value(py_lower(o.str())) : o, k);
+        if (!seen) out.push_back(item);
+    }
+    return Value::generator(std::move(out));
+}
+
+Value extreme(const Value& seq, bool want_max) {
+    List items = iterate(seq);
+    if (items.empty()) return Value(Undefined{"no items"});
+    Value best = items[0];
+    for (const Value& item : items)
+        if (want_max ? less(best, item) : less(item, best)) best = item;
+    return best;
+}
+
+Value to_int(const Value& v, CallArgs& args) {
+    const Value fallback = arg(args, 0, "default", Value(int64_t{0}));
+    if (v.is_int() || v.is_bool()) return Value(v.as_int());
+    if (v.is_float())
+        return std::isfinite(v.as_float()) ? Value(static_cast<int64_t>(v.as_float())) : fallback;
+    if (v.is_string()) {
+        try {
+            size_t end = 0;
+            const std::string s = py_strip(v.str(), std::nullopt, true, true);
+            const long long n = std::stoll(s, &end);
+            if (end == s.size()) return Value(static_cast<int64_t>(n));
+            const double f = std::stod(s, &end);
+            if (end == s.size()) return Value(static_cast<int64_t>(f));
+        } catch (const std::exception&) {
+        }
+    }
+    return fallback;
+}
+
+Value to_float(const Value& v, CallArgs& args) {
+    const Value fallback = arg(args, 0, "default", Value(0.0));
+    if (v.is_number()) return Value(v.as_float());
+    if (v.is_string()) {
+        try {
+            size_t end = 0;
+            const std::string s = py_strip(v.str(), std::nullopt, true, true);
+            const double f = std::stod(s, &end);
+            if (end == s.size()) return Value(f);
+        } catch (const std::exception&) {
+        }
+    }
+    return fallback;
+}
+
+Value tojson(const Value& v, CallArgs& args) {
+    const Value ind = arg(args, 0, "indent", Value(None{}));
+    int indent = -1;
+    if (!ind.is_none()) {
+        if (!ind.is_int() || ind.as_int() < 0 || ind.as_int() > 64)
+            template_fail("tojson: indent must be an integer from 0 to 64");
+        indent = static_cast<int>(ind.as_int());
+    }
+    return Value(to_json(v, indent, arg(args, 99, "sort_keys", Value(false)).truthy()));
+}
+
+}  // namespace
+
+Value apply_filter(const std::string& name, const Value& v, CallArgs& args, Renderer& r) {
+    if (name == "tojson") return tojson(v, args);
+    if (name == "length" || name == "count") return Value(length(v));
+    if (name == "string") return Value(to_str(v));
+    if (name == "safe") return v.is_markup() ? v : Value::markup(to_str(v));
+    if (name == "trim") {
+        const Value chars = arg(args, 0, "chars", Value(None{}));
+        return Value(py_strip(
+            to_str(v), chars.is_string() ? std::optional(chars.str()) : std::nullopt, true, true));
+    }
+    if (name == "default" || name == "d") {
+        const bool boolean = arg(args, 1, "boolean", Value(false)).truthy();
+        const bool use_fallback = v.is_undefined() || (boolean && !v.truthy());
+        return use_fallback ? arg(args, 0, "default_value", Value("")) : v;
+    }
+    if (name == "join") {
+        const std::string sep = to_str(arg(args, 0, "d", Value("")));
+        const Value attribute = arg(args, 1, "attribute");
+        std::string out;
+        bool first = true;
+        for (const Value& item : iterate(v)) {
+            if (!first) out += sep;
+            first = false;
+            out += to_str(attribute.is_undefined() ? item : get_path(r, item, to_str(attribute)));
+            r.check_size(out.size());
+        }
+        return Value(std::move(out));
+    }
+    if (name == "items") return Value(items_of(v));
+    if (name == "list") return Value(iterate(v));
+    if (name == "lower") return Value(py_lower(to_str(v)));
+    if (name == "upper") return Value(py_upper(to_str(v)));
+    if (name == "title") return Value(py_title(to_str(v)));
+    if (name == "capitalize") return Value(py_capitalize(to_str(v)));
+    if (name == "escape" || name == "e")
+        return v.is_markup() ? v : Value::markup(html_escape(to_str(v)));
+    if (name == "replace") {
+        const Value count = arg(args, 2, "count", Value(None{}));
+        return Value(py_replace(to_str(v), to_str(arg(args, 0, "old")), to_str(arg(args, 1, "new")),
+                                count.is_none() ? -1 : count.as_int()));
+    }
+    if (name == "indent")
+        return Value(indent(to_str(v), arg(args, 0, "width", Value(int64_t{4})),
+                            arg(args, 1, "first", Value(false)).truthy(),
+                            arg(args, 2, "blank", Value(false)).truthy()));
+    if (name == "dictsort") return dictsort(v, args);
+    if (name == "selectattr" || name == "rejectattr")
+        return select_items(v, args, r, true, name == "selectattr");
+    if (name == "select" || name == "reject")
+        return select_items(v, args, r, false, name == "select");
+    if (name == "map") return map_items(v, args, r);
+    if (name == "first" || name == "last") {
+        if (name == "last" && v.is_generator())
+            template_fail("TypeError: cannot reverse a generator");
+        List items = iterate(v);
+        if (items.empty()) return Value(Undefined{"the sequence is empty"});
+        return name == "first" ? items.front() : items.back();
+    }
+    if (name == "reverse") {
+        if (v.is_string()) {
+            std::string out;
+            auto cps = code_points(v.str());
+            for (auto it = cps.rbegin(); it != cps.rend(); ++it) out += *it;
+            return Value(std::move(out));
+        }
+        List items = iterate(v);
+        std::reverse(items.begin(), items.end());
+        return Value(std::move(items));
+    }
+    if (name == "sort") return sorted_items(v, args, r);
+    if (name == "unique") return unique_items(v);
+    if (name == "min" || name == "max") return extreme(v, name == "max");
+    if (name == "sum") {
+        Value total = arg(args, 1, "start", Value(int64_t{0}));
+        const Value attribute = arg(args, 0, "attribute");
+        for (const Value& item : iterate(v)) {
+            const Value x = attribute.is_undefined() ? item : get_path(r, item, to_str(attribute));
+            if (!x.is_number() || !total.is_number())
+                template_fail("TypeError: sum of non-numbers");
+            total = total.is_float() || x.is_float() ? Value(total.as_float() + x.as_float())
+                                                     : Value(total.as_int() + x.as_int());
+        }
+        return total;
+    }
+    if (name == "int") return to_int(v, args);
+    if (name == "float") return to_float(v, args);
+    if (name == "abs") {
+        if (!v.is_number()) template_fail("TypeError: bad operand type for abs()");
+        return v.is_float() ? Value(std::fabs(v.as_float()))
+                            : Value(static_cast<int64_t>(std::llabs(v.as_int())));
+    }
+    if (name == "round") {
+        const int64_t precision = int_arg(args, 0, "precision", 0, "round");
+        if (!v.is_number() || precision < 0 || precision > 15) template_fail("TypeError: round");
+        const double scale = std::pow(10.0, static_cast<double>(precision));
+        return Value(std::round(v.as_float() * scale) / scale);
+    }
+    if (name == "wordcount")
+        return Value(static_cast<int64_t>(py_split(to_str(v), std::nullopt, -1).size()));
+    if (name == "center") {
+        const int64_t width = int_arg(args, 0, "width", 80, "center");
+        const std::string s = to_str(v);
+        const auto n = static_cast<int64_t>(code_point_count(s));
+        if (width > 1 << 20) template_fail("center: width too large");
+        if (width <= n) return Value(s);
+        const int64_t total = width - n, left = total / 2 + (total & width & 1);
+        return Value(std::string(static_cast<size_t>(left), ' ') + s +
+                     std::string(static_cast<size_t>(total - left), ' '));
+    }
+    if (name == "attr") return r.get_attribute(v, to_str(arg(args, 0, "name")));
+    template_fail("TemplateAssertionError: no filter named '{}'", name);
+}
+
+}  // namespace kite::tmpl

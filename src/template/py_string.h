@@ -1,0 +1,38 @@
+// Python's str operations on UTF-8 text: Python indexes strings by code point, and its
+// strip()/split() treat Unicode whitespace specially, so templates that slice or split
+// message text need the same rules to render the same bytes.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kite::tmpl {
+
+// The code points of `s`, each as its UTF-8 bytes (invalid bytes stand alone).
+std::vector<std::string_view> code_points(std::string_view s);
+size_t code_point_count(std::string_view s);
+
+bool is_py_space(std::string_view code_point);
+// str.strip/lstrip/rstrip: whitespace, or any code point in `chars` when given.
+std::string py_strip(std::string_view s, const std::optional<std::string>& chars, bool left,
+                     bool right);
+// str.split(sep=None, maxsplit=-1) and str.rsplit.
+std::vector<std::string> py_split(std::string_view s, const std::optional<std::string>& sep,
+                                  int64_t maxsplit);
+std::vector<std::string> py_rsplit(std::string_view s, const std::optional<std::string>& sep,
+                                   int64_t maxsplit);
+std::string py_replace(std::string_view s, std::string_view from, std::string_view to,
+                       int64_t count);
+// ASCII case mappings (other code points are left as they are).
+std::string py_upper(std::string_view s);
+std::string py_lower(std::string_view s);
+std::string py_title(std::string_view s);
+std::string py_capitalize(std::string_view s);
+// markupsafe's escape(): & < > " ' as HTML entities.
+std::string html_escape(std::string_view s);
+// Python's repr() of a str: single quotes unless the text holds ' and no ".
+std::string py_str_repr(std::string_view s);
+
+}  // namespace kite::tmpl
