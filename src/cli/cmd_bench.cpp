@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/engine_options.h"
+#include "cli/flag_checks.h"
 #include "cli/isa_option.h"
 #include "core/error.h"
 #include "engine/benchmark.h"
@@ -211,11 +212,12 @@ void add_bench_command(CLI::App& app) {
         ->capture_default_str();
     cmd->add_option("--peak-gbs", o->peak_gbs,
                     "This machine's read bandwidth in GB/s (skips measuring it)")
-        ->check(CLI::PositiveNumber);
+        ->check(finite_number() & CLI::PositiveNumber);
     cmd->add_option("--peak-gflops", o->peak_gflops,
                     "This machine's peak GFLOP/s for the model's weights (skips measuring it)")
-        ->check(CLI::PositiveNumber);
+        ->check(finite_number() & CLI::PositiveNumber);
     cmd->add_option("--bw-size", o->bandwidth_size, "Buffer the bandwidth test reads, e.g. 1G")
+        ->check(size_value())
         ->capture_default_str();
     add_isa_option(*cmd, o->isa);
     cmd->callback([o] { run(*o); });
