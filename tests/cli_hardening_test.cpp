@@ -38,7 +38,7 @@ TEST(CliHardening, BadFlagValuesAreUsageErrors) {
 TEST(CliHardening, SizesPastTheModelOrMemoryAreRefusedBeforeAllocating) {
     expect_one_line_error(run_kite("run -p hi -c 1000000"), 1, "exceeds the model's 8192");
     expect_one_line_error(run_kite("run -p hi -c 16777216"), 1, "exceeds the model's 8192");
-    expect_one_line_error(run_kite("bench -p 1048576 -n 0 -r 1"), 1, "exceeds the model's");
+    expect_one_line_error(run_kite("bench -p 1048576 -n 0 -r 1"), 1, "more than the model's 8192");
     // Within the model but not within memory: 8192 tokens x 1024 sequences of KV.
     expect_one_line_error(run_kite("serve --max-seqs 1024 --kv-mem 4000G --port 0"), 1,
                           "not enough memory");

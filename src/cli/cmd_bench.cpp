@@ -3,6 +3,7 @@
 // token from the cost model, achieved GFLOP/s and GB/s, and the fraction of this machine's
 // peaks, and which kernels ran (--isa caps their instruction set). `-o json` prints the same
 // rows as JSON for scripts.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -89,6 +90,13 @@ std::string model_type(const ModelConfig& c, uint64_t n_params, TensorType t) {
 void run(BenchCliOptions o) {
     apply_isa_option(o.isa);
     LoadedModel m = load_model(o.model);
+    // Every test's context must fit the model's, checked before minutes of measuring.
+    const BenchOptions& b = o.bench;
+    const int64_t longest = std::max({b.n_prompt + 8, b.tg_prompt + b.n_gen + 8,
+                                      b.batches.empty() ? 0 : b.batch_prompt + b.n_gen + 8});
+    if (longest > m.model->config().n_ctx_train)
+        fail("the tests need a context of {} tokens, more than the model's {} (lower -p or -n)",
+             longest, m.model->config().n_ctx_train);
     const std::string path = resolve_model_path(o.model);
     const GgufFile& file = m.model->file();
     uint64_t n_params = 0, size = 0;

@@ -183,6 +183,9 @@ HttpRequestParser::State HttpRequestParser::finish_head() {
     // Both framings at once is the classic request-smuggling shape: refuse it.
     if (chunked && has_length) return fail(400, "both Content-Length and Transfer-Encoding");
     if (chunked) {
+        // Reserved, not touched: pages become resident only as the body arrives, and the body
+        // never moves while it grows (no reallocation copies on top of the limit).
+        request_.body.reserve(limits_.max_body_bytes);
         phase_ = BodyPhase::ChunkSize;
         return state_ = State::Body;
     }
