@@ -4,6 +4,8 @@
 // Handlers parse and validate on their own thread, hand the sequences to the EngineWorker
 // and relay its events; a client that goes away cancels its request. Errors are
 // OpenAI-shaped JSON; bodies are size-limited; /v1 routes check the optional API key.
+// Connections, limits and timeouts are the ConnectionServer's (server/connection_server.h);
+// this class routes each complete request to its handler.
 #pragma once
 
 #include <functional>
