@@ -90,7 +90,12 @@ void serve(const ServeOptions& o) {
     server::ServerOptions options;
     options.api_key = o.api_key;
     options.http_threads = static_cast<size_t>(std::max<int64_t>(64, 2 * o.max_seqs + 16));
-    options.max_connections = static_cast<size_t>(o.max_connections);
+    // Past the descriptor limit, accept() would fail in a loop instead of answering 503:
+    // keep the cap below it, with room for the model file and the server's own descriptors.
+    getrlimit(RLIMIT_NOFILE, &files);
+    const auto fd_room = static_cast<int64_t>(std::min<rlim_t>(files.rlim_cur, 1 << 24)) - 64;
+    options.max_connections =
+        static_cast<size_t>(std::max<int64_t>(1, std::min(o.max_connections, fd_room)));
     options.read_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.read_timeout_s * 1000));
     server::HttpServer http(engine, worker, metrics, served, options);
     const int port = http.bind(o.host, o.port);
