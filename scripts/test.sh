@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # All tests, set-up included: unit and reference tests (release and AddressSanitizer+UBSan
-# builds), tokenizer conformance, the HTTP server tests (Python, openai client), and a
-# bounded fuzz run of the GGUF parser and of the template engine.
+# builds), tokenizer and chat-template conformance, the HTTP server tests (Python, openai
+# client), and bounded fuzz runs of the GGUF parser, the template engine, the HTTP request
+# parser and the request-to-parameters layer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-fuzz_seconds="${KITE_FUZZ_SECONDS:-60}"
+fuzz_seconds="${KITE_FUZZ_SECONDS:-40}"
 template_fuzz_seconds="${KITE_TEMPLATE_FUZZ_SECONDS:-30}"
+server_fuzz_seconds="${KITE_SERVER_FUZZ_SECONDS:-15}"
 
 bash scripts/install-deps.sh
 bash scripts/install-model.sh
@@ -25,16 +27,18 @@ echo "[test] unit tests (AddressSanitizer + UBSan)"
 ctest --test-dir build-asan --output-on-failure -j2 -E Slow
 
 bash scripts/build.sh fuzz
-echo "[test] fuzzing the GGUF parser for ${fuzz_seconds}s"
 corpus=$(mktemp -d)
 trap 'rm -rf "$corpus"' EXIT
-cp fuzz/seeds/gguf/* "$corpus"/
-build-fuzz/bin/gguf_fuzz -max_total_time="$fuzz_seconds" -rss_limit_mb=2048 -timeout=10 \
-  -print_final_stats=1 "$corpus" 2>&1 | tail -n 15
-echo "[test] fuzzing the template engine for ${template_fuzz_seconds}s"
-template_corpus=$(mktemp -d)
-trap 'rm -rf "$corpus" "$template_corpus"' EXIT
-cp fuzz/seeds/template/* "$template_corpus"/
-build-fuzz/bin/template_fuzz -max_total_time="$template_fuzz_seconds" -rss_limit_mb=2048 \
-  -timeout=10 -max_len=8192 -print_final_stats=1 "$template_corpus" 2>&1 | tail -n 15
+# fuzz TARGET SEEDS SECONDS [libFuzzer flags]: a bounded run from the committed seeds.
+fuzz() {
+  echo "[test] fuzzing $1 for $3 s"
+  rm -rf "${corpus:?}"/*
+  cp fuzz/seeds/"$2"/* "$corpus"/
+  build-fuzz/bin/"$1" -max_total_time="$3" -rss_limit_mb=2048 -timeout=10 "${@:4}" \
+    -print_final_stats=1 "$corpus" 2>&1 | tail -n 15
+}
+fuzz gguf_fuzz gguf "$fuzz_seconds"
+fuzz template_fuzz template "$template_fuzz_seconds" -max_len=8192
+fuzz http_request_fuzz http "$server_fuzz_seconds"
+fuzz completion_request_fuzz completion "$server_fuzz_seconds"
 echo "[test] fuzz runs found no crash"

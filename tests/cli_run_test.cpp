@@ -52,7 +52,8 @@ TEST(CliRun, RejectsBadInput) {
     expect_one_line_error(run_kite("run -p hi --top-p 1.5"), 1, "top_p");
     expect_one_line_error(run_kite("run -p hi --bogus"), 2, "bogus");
     expect_one_line_error(run_kite("run -p hi --kv-type q3"), 2, "kv-type");
-    expect_one_line_error(run_kite("run -p hi --kv-mem lots"), 1, "not a size");
+    // A bad size is a usage error now (exit 2), caught while parsing the flags.
+    expect_one_line_error(run_kite("run -p hi --kv-mem lots"), 2, "not a size");
     expect_one_line_error(run_kite("run -p 'a b c d e f g h i j' -c 4"), 1, "does not leave room");
     expect_one_line_error(run_kite("run -f /nonexistent/prompt.txt"), 1, "cannot read");
 }

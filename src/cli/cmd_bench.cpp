@@ -3,6 +3,7 @@
 // token from the cost model, achieved GFLOP/s and GB/s, and the fraction of this machine's
 // peaks, and which kernels ran (--isa caps their instruction set). `-o json` prints the same
 // rows as JSON for scripts.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -12,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/engine_options.h"
+#include "cli/flag_checks.h"
 #include "cli/isa_option.h"
 #include "core/error.h"
 #include "engine/benchmark.h"
@@ -88,6 +90,13 @@ std::string model_type(const ModelConfig& c, uint64_t n_params, TensorType t) {
 void run(BenchCliOptions o) {
     apply_isa_option(o.isa);
     LoadedModel m = load_model(o.model);
+    // Every test's context must fit the model's, checked before minutes of measuring.
+    const BenchOptions& b = o.bench;
+    const int64_t longest = std::max({b.n_prompt + 8, b.tg_prompt + b.n_gen + 8,
+                                      b.batches.empty() ? 0 : b.batch_prompt + b.n_gen + 8});
+    if (longest > m.model->config().n_ctx_train)
+        fail("the tests need a context of {} tokens, more than the model's {} (lower -p or -n)",
+             longest, m.model->config().n_ctx_train);
     const std::string path = resolve_model_path(o.model);
     const GgufFile& file = m.model->file();
     uint64_t n_params = 0, size = 0;
@@ -211,11 +220,12 @@ void add_bench_command(CLI::App& app) {
         ->capture_default_str();
     cmd->add_option("--peak-gbs", o->peak_gbs,
                     "This machine's read bandwidth in GB/s (skips measuring it)")
-        ->check(CLI::PositiveNumber);
+        ->check(finite_number() & CLI::PositiveNumber);
     cmd->add_option("--peak-gflops", o->peak_gflops,
                     "This machine's peak GFLOP/s for the model's weights (skips measuring it)")
-        ->check(CLI::PositiveNumber);
+        ->check(finite_number() & CLI::PositiveNumber);
     cmd->add_option("--bw-size", o->bandwidth_size, "Buffer the bandwidth test reads, e.g. 1G")
+        ->check(size_value())
         ->capture_default_str();
     add_isa_option(*cmd, o->isa);
     cmd->callback([o] { run(*o); });

@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/engine_options.h"
+#include "cli/flag_checks.h"
 #include "cli/isa_option.h"
 #include "core/error.h"
 #include "engine/roofline.h"
@@ -192,6 +193,7 @@ void add_roofline_command(CLI::App& app) {
         ->check(CLI::IsMember({"f16", "f32"}))
         ->capture_default_str();
     cmd->add_option("--bw-size", o->bandwidth_size, "Buffer the bandwidth test reads, e.g. 1G")
+        ->check(size_value())
         ->capture_default_str();
     add_isa_option(*cmd, o->isa);
     cmd->callback([o] { run(*o); });

@@ -69,6 +69,8 @@ void run(const RunOptions& o) {
             finish = ev.finish;
         }
     }
+    if (finish == FinishReason::NonFinite)
+        fail("generation stopped: the model produced non-finite logits (NaN or infinity)");
     const Engine::Stats& s = engine.stats();
     const int64_t decoded = s.generated_tokens - 1;  // the first token comes from the prefill
     fmt::print(

@@ -3,6 +3,7 @@
 // (server/http_server.h). SIGINT/SIGTERM stop it cleanly.
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -33,6 +34,8 @@ struct ServeOptions {
     std::string model_name;
     bool no_prefix_caching = false;
     std::string chat_template;
+    int64_t max_connections = 4096;
+    double read_timeout_s = 10;
 };
 
 // Without --kv-mem: room for max_seqs full contexts, but at most 1 GiB.
@@ -47,6 +50,12 @@ void serve(const ServeOptions& o) {
     sigaddset(&signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     signal(SIGPIPE, SIG_IGN);
+    // Each connection is a descriptor: allow as many as the hard limit does.
+    rlimit files{};
+    if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+        files.rlim_cur = files.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &files);
+    }
 
     LoadedModel m = load_model(o.engine.model);
     EngineConfig config = o.engine.engine_config(o.max_seqs);
@@ -84,15 +93,21 @@ void serve(const ServeOptions& o) {
     server::ServerOptions options;
     options.api_key = o.api_key;
     options.http_threads = static_cast<size_t>(std::max<int64_t>(64, 2 * o.max_seqs + 16));
+    // Past the descriptor limit, accept() would fail in a loop instead of answering 503:
+    // keep the cap below it, with room for the model file and the server's own descriptors.
+    getrlimit(RLIMIT_NOFILE, &files);
+    const auto fd_room = static_cast<int64_t>(std::min<rlim_t>(files.rlim_cur, 1 << 24)) - 64;
+    options.max_connections =
+        static_cast<size_t>(std::max<int64_t>(1, std::min(o.max_connections, fd_room)));
+    options.read_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.read_timeout_s * 1000));
     server::HttpServer http(engine, worker, metrics, served, options);
     const int port = http.bind(o.host, o.port);
-    if (port < 0) fail("cannot listen on {}:{} (in use, or not a local address?)", o.host, o.port);
 
     std::thread waiter([&] {
         int sig = 0;
         sigwait(&signals, &sig);
-        worker.stop();  // running requests end with 503 at once
-        http.stop();
+        http.stop();    // no new requests; those being read get 503
+        worker.stop();  // running requests end at once: an error event and [DONE], or 503
     });
     fmt::print(stderr,
                "kite serve: model '{}', {} threads, context {}, KV cache {} tokens ({:.0f} MiB), "
@@ -127,6 +142,15 @@ void add_serve_command(CLI::App& app) {
     cmd->add_option("--api-key", o->api_key, "Require 'Authorization: Bearer KEY' on /v1");
     cmd->add_option("--model-name", o->model_name,
                     "Model id clients use (default: the file name without .gguf)");
+    cmd->add_option("--max-connections", o->max_connections,
+                    "Open connections at once (more are answered 503)")
+        ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+        ->capture_default_str();
+    cmd->add_option("--read-timeout", o->read_timeout_s,
+                    "Seconds a connection may wait for its next request, or take to send a "
+                    "request head (the body: three times this)")
+        ->check(CLI::Range(0.1, 3600.0))
+        ->capture_default_str();
     cmd->add_flag("--no-prefix-caching", o->no_prefix_caching,
                   "Do not reuse the KV blocks of equal prompt prefixes");
     cmd->callback([o] { serve(*o); });

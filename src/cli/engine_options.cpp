@@ -4,6 +4,7 @@
 #include <random>
 
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "core/error.h"
 
 namespace kite::cli {
@@ -18,7 +19,8 @@ void EngineOptions::add_to(CLI::App& cmd) {
         ->check(CLI::IsMember({"f16", "f32"}))
         ->capture_default_str();
     cmd.add_option("--kv-mem", kv_mem,
-                   "KV-cache memory budget, e.g. 256M (default: from the context)");
+                   "KV-cache memory budget, e.g. 256M (default: from the context)")
+        ->check(size_value());
     cmd.add_option("--max-batch-tokens", max_batch_tokens, "Tokens per forward pass")
         ->check(CLI::Range(int64_t{1}, int64_t{65536}))
         ->capture_default_str();
@@ -42,21 +44,29 @@ void SamplingOptions::add_to(CLI::App& cmd, int64_t default_max_tokens) {
     s.temperature = 0.8f, s.top_k = 40, s.top_p = 0.95f, s.min_p = 0.05f;
     cmd.add_option("-n,--n-predict", p.max_tokens, "Tokens to generate, at most")
         ->capture_default_str();
-    cmd.add_option("--temp", s.temperature, "Temperature; 0 = greedy")->capture_default_str();
+    cmd.add_option("--temp", s.temperature, "Temperature; 0 = greedy")
+        ->check(finite_number())
+        ->capture_default_str();
     cmd.add_option("--top-k", s.top_k, "Keep the k most likely tokens; 0 = off")
         ->capture_default_str();
     cmd.add_option("--top-p", s.top_p, "Nucleus sampling threshold; 1 = off")
+        ->check(finite_number())
         ->capture_default_str();
     cmd.add_option("--min-p", s.min_p, "Drop tokens below min-p * p(best); 0 = off")
+        ->check(finite_number())
         ->capture_default_str();
     cmd.add_option("--repeat-penalty", s.repetition_penalty, "Repetition penalty; 1 = off")
+        ->check(finite_number())
         ->capture_default_str();
-    cmd.add_option("--presence-penalty", s.presence_penalty, "Presence penalty; 0 = off");
-    cmd.add_option("--frequency-penalty", s.frequency_penalty, "Frequency penalty; 0 = off");
+    cmd.add_option("--presence-penalty", s.presence_penalty, "Presence penalty; 0 = off")
+        ->check(finite_number());
+    cmd.add_option("--frequency-penalty", s.frequency_penalty, "Frequency penalty; 0 = off")
+        ->check(finite_number());
     cmd.add_option("--repeat-last-n", s.penalty_last_n,
                    "Tokens the penalties look back on; -1 = all")
         ->capture_default_str();
     cmd.add_option("--seed", s.seed, "Random seed (default: random)")
+        ->check(seed_value())
         ->each([this](const std::string&) { seed_given = true; });
     cmd.add_option("--stop", p.stop, "Stop before this text (repeatable)");
     cmd.add_flag("--ignore-eos", p.ignore_eos, "Keep generating past end-of-text tokens");

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 
 #include "core/error.h"
+#include "engine/memory_plan.h"
 
 namespace kite {
 
@@ -27,6 +29,9 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
       pool_(config.threads > 0 ? config.threads : ThreadPool::default_threads()) {
     if (config_.max_sequences < 1) fail("the engine needs room for at least one sequence");
     if (config_.max_batch_tokens < 1) fail("--max-batch-tokens must be at least 1");
+    // Refuse a context the model cannot take, or one that memory cannot hold, before allocating.
+    check_memory_plan(plan_memory(model.config(), model.file().file_size(), config_),
+                      model.config(), available_memory_bytes());
     const KvCacheShape shape = model.kv_shape();
     const int64_t blocks_per_seq = (context_length_ + config_.block_size - 1) / config_.block_size;
     int64_t n_blocks = blocks_per_seq * config_.max_sequences;
@@ -215,6 +220,21 @@ void Engine::finish_text(Active& a, int32_t token, TokenEvent& ev) {
     a.held.erase(0, n);
 }
 
+namespace {
+
+// Branch-free, so it vectorises: a logits row is read once more, a few microseconds.
+bool all_finite(std::span<const float> row) {
+    uint32_t bad = 0;
+    for (float x : row) {
+        uint32_t bits;
+        std::memcpy(&bits, &x, sizeof bits);
+        bad |= (bits & 0x7f800000u) == 0x7f800000u;
+    }
+    return bad == 0;
+}
+
+}  // namespace
+
 void Engine::after_forward(const float* logits) {
     const int64_t n_vocab = model_.config().n_vocab;
     size_t row = 0;
@@ -225,6 +245,15 @@ void Engine::after_forward(const float* logits) {
         if (s.n_computed != static_cast<int64_t>(s.tokens.size())) continue;  // prompt chunk
         Active& a = active(s.id);
         std::span<float> row_logits(const_cast<float*>(logits) + row++ * n_vocab, n_vocab);
+        if (!all_finite(row_logits)) {
+            // Sampling from NaN would pick an arbitrary token: stop this sequence with an error.
+            s.finish = FinishReason::NonFinite;
+            TokenEvent& ev = events_.emplace_back();
+            ev.seq_id = s.id;
+            ev.finish = s.finish;
+            scheduler_->finish(s, false);
+            continue;
+        }
         const int32_t token = a.sampler.sample(row_logits, s.tokens);
         s.tokens.push_back(token);
         s.n_generated++;

@@ -14,6 +14,8 @@ const char* finish_reason_name(FinishReason reason) {
             return "max tokens";
         case FinishReason::ContextFull:
             return "context full";
+        case FinishReason::NonFinite:
+            return "error: the model produced non-finite logits";
     }
     return "?";
 }

@@ -14,6 +14,7 @@ enum class FinishReason {
     StopString,   // the text reached one of the request's stop strings
     MaxTokens,    // generated the requested number of tokens
     ContextFull,  // no room left in the context window
+    NonFinite,    // the logits held NaN or infinity (no token sampled): an error, not an end
 };
 
 const char* finish_reason_name(FinishReason reason);

@@ -1,5 +1,6 @@
 #include "gguf/gguf_file.h"
 
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -133,6 +134,14 @@ void skip_value(Cursor& c, GgufValueType t, const std::string& file, int depth) 
     } else {
         c.take(value_size(t), gguf_value_type_name(t));
     }
+}
+
+// The alignment every block of a tensor of this type keeps when the tensor's start has it:
+// the largest power of two dividing the block's bytes, up to 8 (f64 and i64 elements).
+uint32_t data_alignment(const TensorTypeInfo& info) {
+    uint32_t a = 1;
+    while (a < 8 && info.block_bytes % (2 * a) == 0) a *= 2;
+    return a;
 }
 
 uint64_t align_up(uint64_t x, uint64_t alignment) {
@@ -290,6 +299,15 @@ void GgufFile::parse_all() {
                 "the file is truncated or corrupt",
                 name_, t.name, t.n_bytes, t.offset);
         t.data = bytes_.data() + data_start + t.offset;
+        // Kernels read block fields (f16 scales, f32 values) in place: a tensor must start at
+        // an address aligned for them, which a small general.alignment does not promise.
+        const uint32_t need = data_alignment(*tensor_type_info(t.type_id));
+        if (reinterpret_cast<uintptr_t>(t.data) % need != 0)
+            fail(
+                "'{}': tensor '{}' starts at byte {}, not a multiple of {} as its type {} needs "
+                "(general.alignment is {}); rewrite the file with the default alignment 32",
+                name_, t.name, data_start + t.offset, need, tensor_type_info(t.type_id)->name,
+                alignment_);
     }
 }
 

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "kernels/isa.h"
 #include "kernels/weight_kernels.h"
+#include "model/weight_validation.h"
 #include "quant/convert.h"
 
 namespace kite {
@@ -51,6 +52,7 @@ void pack(const GgufFile& f, WeightMatrix& m, std::vector<PackedBytes>& owner) {
 }  // namespace
 
 ModelWeights bind_weights(const GgufFile& f, const ModelConfig& c) {
+    validate_tensor_values(f);
     ModelWeights w;
     const int64_t q_width = c.n_heads * c.head_dim, kv_width = c.n_kv_heads * c.head_dim;
     w.token_embd = matrix(f, "token_embd.weight", c.n_embd, c.n_vocab);

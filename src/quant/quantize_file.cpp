@@ -140,11 +140,52 @@ std::vector<TensorPlan> plan_quantize(const GgufFile& file, TensorType type) {
     return plans;
 }
 
-QuantizeResult quantize_file(const std::string& in, const std::string& out,
+namespace {
+
+// The path the output replaces: `out` when it is new or a regular file, the target of a
+// symlink to a regular file. Anything else (a device, a directory, a socket) is refused, so
+// the final rename never replaces what is not a plain file.
+std::string output_path(const std::string& out) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::file_status link = fs::symlink_status(out, ec);
+    if (fs::is_symlink(link)) {
+        if (!fs::is_regular_file(fs::status(out, ec)))
+            fail(
+                "output '{}' is a symlink to something that is not a regular file; kite "
+                "quantize writes only to a regular file or a new path",
+                out);
+        return fs::canonical(out).string();
+    }
+    if (fs::exists(link) && !fs::is_regular_file(link))
+        fail(
+            "output '{}' exists and is not a regular file; kite quantize writes only to a "
+            "regular file or a new path",
+            out);
+    return out;
+}
+
+// OUT.tmp, written first, may only be a leftover regular file or symlink: it is removed, so
+// the writer never follows a link someone left there.
+void clear_temporary(const std::string& tmp) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::file_status t = fs::symlink_status(tmp, ec);
+    if (!fs::exists(t) && !fs::is_symlink(t)) return;
+    if (!fs::is_regular_file(t) && !fs::is_symlink(t))
+        fail("'{}' (where the output is written first) exists and is not a regular file", tmp);
+    fs::remove(tmp, ec);
+}
+
+}  // namespace
+
+QuantizeResult quantize_file(const std::string& in, const std::string& out_path,
                              const QuantizeOptions& options) {
+    const std::string out = output_path(out_path);
     const std::string tmp = out + ".tmp";
     if (same_file(in, out) || same_file(in, tmp))
         fail("output '{}' would overwrite the input '{}'", out, in);
+    clear_temporary(tmp);
     std::unique_ptr<GgufFile> file = GgufFile::open(in);
     std::vector<TensorPlan> plans = plan_quantize(*file, options.type);
     const unsigned n_threads =

@@ -113,6 +113,14 @@ void EngineWorker::dispatch(const std::vector<TokenEvent>& events) {
         auto sit = seqs_.find(ev.seq_id);
         if (sit == seqs_.end()) continue;
         SeqInfo& info = sit->second;
+        if (ev.finish == FinishReason::NonFinite) {
+            end_request(info.request,
+                        ApiError(500,
+                                 "the model produced non-finite logits (NaN or infinity); "
+                                 "generation stopped",
+                                 "", "server_error"));
+            continue;
+        }
         Live& live = live_.at(info.request);
         if (!live.first_token_seen) {
             live.first_token_seen = true;

@@ -1,7 +1,5 @@
 #include "server/http_server.h"
 
-#include <httplib.h>
-
 #include <random>
 
 #include "core/error.h"
@@ -14,12 +12,12 @@ using nlohmann::json;
 
 namespace {
 
-void send_json(httplib::Response& res, int status, const json& body) {
+void send_json(HttpResponse& res, int status, const json& body) {
     res.status = status;
     res.set_content(ResponseFormatter::dump(body), "application/json");
 }
 
-void send_error(httplib::Response& res, const ApiError& e) {
+void send_error(HttpResponse& res, const ApiError& e) {
     send_json(res, e.status, e.to_json());
 }
 
@@ -79,11 +77,11 @@ struct WholeState {
 // with the last one. A failed write (the client has gone) or a response cut short cancels
 // the request, so its KV blocks are freed at once.
 template <typename State, typename Next>
-void send_chunked(httplib::Response& res, const char* content_type, std::shared_ptr<State> state,
+void send_chunked(HttpResponse& res, const char* content_type, std::shared_ptr<State> state,
                   EngineWorker* worker, Next next) {
     res.set_chunked_content_provider(
         content_type,
-        [state, next](size_t, httplib::DataSink& sink) {
+        [state, next](size_t, DataSink& sink) {
             if (state->finished) return false;
             const std::string out = next(*state);
             if (!out.empty() && !sink.write(out.data(), out.size())) return false;
@@ -103,69 +101,78 @@ HttpServer::HttpServer(const Engine& engine, EngineWorker& worker, Metrics& metr
       worker_(worker),
       metrics_(metrics),
       model_(std::move(model)),
-      options_(std::move(options)),
-      http_(std::make_unique<httplib::Server>()) {
+      options_(std::move(options)) {
+    ConnectionLimits limits;
+    limits.http.max_body_bytes = options_.max_body_bytes;
+    limits.handler_threads = options_.http_threads;
+    limits.max_connections = options_.max_connections;
+    limits.read_timeout = options_.read_timeout;
+    connections_ = std::make_unique<ConnectionServer>(
+        limits, [this](HttpRequest& req, HttpResponse& res) { dispatch(req, res); },
+        [](int status, const std::string& message) {
+            HttpResponse res;
+            send_json(res, status, error_body(status, message));
+            return res;
+        },
+        [this](int status) { metrics_.count_request(status); });
     routes();
 }
 
 HttpServer::~HttpServer() = default;
 
 int HttpServer::bind(const std::string& host, int port) {
-    if (port == 0) return http_->bind_to_any_port(host);
-    return http_->bind_to_port(host, port) ? port : -1;
+    return connections_->bind(host, port);
 }
 
 void HttpServer::serve() {
-    http_->listen_after_bind();
+    connections_->serve();
 }
 
 void HttpServer::stop() {
-    http_->stop();
+    connections_->stop();
 }
 
-void HttpServer::routes() {
-    httplib::Server& s = *http_;
-    const size_t threads = options_.http_threads;
-    s.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-    s.set_payload_max_length(options_.max_body_bytes);
-    s.set_read_timeout(30, 0);
-    s.set_write_timeout(30, 0);
-    s.set_keep_alive_max_count(1000);
+void HttpServer::get(const std::string& pattern, Handler handler) {
+    routes_.push_back(Route{"GET", std::regex(pattern), std::move(handler)});
+}
 
-    // Requests with a body are checked in their handler instead: the pre-routing handler runs
-    // before the body is read, and answering there would leave the body on a kept-alive
-    // connection to be parsed as the next request.
-    s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-        if (req.method == "POST" || authorized(req, res))
-            return httplib::Server::HandlerResponse::Unhandled;
-        return httplib::Server::HandlerResponse::Handled;
-    });
-    s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-        if (!res.body.empty()) return;
+void HttpServer::post(const std::string& pattern, Handler handler) {
+    routes_.push_back(Route{"POST", std::regex(pattern), std::move(handler)});
+}
+
+void HttpServer::dispatch(HttpRequest& req, HttpResponse& res) const {
+    // Requests with a body check the key in their handler, after the body is parsed.
+    if (req.method != "POST" && !authorized(req, res)) return;
+    const Route* route = nullptr;
+    std::smatch match;
+    for (const Route& r : routes_)
+        if (r.method == req.method && std::regex_match(req.path, match, r.pattern)) {
+            route = &r;
+            break;
+        }
+    try {
+        if (route) {
+            req.matches.assign(match.begin(), match.end());
+            route->handler(req, res);
+        } else {
+            res.status = 404;
+        }
+    } catch (const std::exception& e) {
+        return send_json(res, 500, error_body(500, std::string("internal error: ") + e.what()));
+    }
+    if (res.status >= 400 && res.body.empty() && !res.provider) {
         const std::string message = res.status == 404
                                         ? "no route for " + req.method + " " + req.path
                                         : status_message(res.status);
         send_json(res, res.status, error_body(res.status, message));
-    });
-    s.set_exception_handler(
-        [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-            std::string what = "unknown error";
-            try {
-                std::rethrow_exception(ep);
-            } catch (const std::exception& e) {
-                what = e.what();
-            } catch (...) {
-            }
-            send_json(res, 500, error_body(500, "internal error: " + what));
-        });
-    s.set_logger([this](const httplib::Request&, const httplib::Response& res) {
-        metrics_.count_request(res.status);
-    });
+    }
+}
 
-    s.Get("/health", [](const httplib::Request&, httplib::Response& res) {
+void HttpServer::routes() {
+    get("/health", [](const HttpRequest&, HttpResponse& res) {
         send_json(res, 200, {{"status", "ok"}});
     });
-    s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    get("/metrics", [this](const HttpRequest&, HttpResponse& res) {
         res.set_content(metrics_.render(), "text/plain; version=0.0.4");
     });
     auto model_json = [this] {
@@ -175,11 +182,10 @@ void HttpServer::routes() {
                     {"owned_by", "kite"},
                     {"max_model_len", model_.context_length}};
     };
-    s.Get("/v1/models", [model_json](const httplib::Request&, httplib::Response& res) {
+    get("/v1/models", [model_json](const HttpRequest&, HttpResponse& res) {
         send_json(res, 200, {{"object", "list"}, {"data", json::array({model_json()})}});
     });
-    s.Get(R"(/v1/models/(.+))", [this, model_json](const httplib::Request& req,
-                                                   httplib::Response& res) {
+    get(R"(/v1/models/(.+))", [this, model_json](const HttpRequest& req, HttpResponse& res) {
         if (req.matches[1] == model_.id)
             send_json(res, 200, model_json());
         else
@@ -187,15 +193,13 @@ void HttpServer::routes() {
                 res, ApiError(404, "The model '" + std::string(req.matches[1]) + "' does not exist",
                               "model", "invalid_request_error", "model_not_found"));
     });
-    s.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
-        generate(req, res, false);
-    });
-    s.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
-        generate(req, res, true);
-    });
+    post("/v1/completions",
+         [this](const HttpRequest& req, HttpResponse& res) { generate(req, res, false); });
+    post("/v1/chat/completions",
+         [this](const HttpRequest& req, HttpResponse& res) { generate(req, res, true); });
 }
 
-bool HttpServer::authorized(const httplib::Request& req, httplib::Response& res) const {
+bool HttpServer::authorized(const HttpRequest& req, HttpResponse& res) const {
     if (options_.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return true;
     if (req.get_header_value("Authorization") == "Bearer " + options_.api_key) return true;
     send_error(res, ApiError(401, "invalid or missing API key (Authorization: Bearer KEY)", "",
@@ -203,7 +207,7 @@ bool HttpServer::authorized(const httplib::Request& req, httplib::Response& res)
     return false;
 }
 
-void HttpServer::generate(const httplib::Request& req, httplib::Response& res, bool chat) {
+void HttpServer::generate(const HttpRequest& req, HttpResponse& res, bool chat) {
     if (!authorized(req, res)) return;
     CompletionRequest r;
     std::vector<SequenceRequest> seqs;
@@ -265,7 +269,7 @@ void HttpServer::generate(const httplib::Request& req, httplib::Response& res, b
     });
 }
 
-void HttpServer::respond_whole(httplib::Response& res, std::shared_ptr<RequestStream> stream,
+void HttpServer::respond_whole(HttpResponse& res, std::shared_ptr<RequestStream> stream,
                                const ResponseFormatter& format, size_t n_choices,
                                int64_t prompt_tokens) {
     using namespace std::chrono_literals;

@@ -4,29 +4,31 @@
 // Handlers parse and validate on their own thread, hand the sequences to the EngineWorker
 // and relay its events; a client that goes away cancels its request. Errors are
 // OpenAI-shaped JSON; bodies are size-limited; /v1 routes check the optional API key.
+// Connections, limits and timeouts are the ConnectionServer's (server/connection_server.h);
+// this class routes each complete request to its handler.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <regex>
 #include <string>
+#include <vector>
 
 #include "engine/engine.h"
+#include "server/connection_server.h"
 #include "server/engine_worker.h"
 #include "server/metrics.h"
 #include "server/request_parser.h"
 #include "server/response_format.h"
-
-namespace httplib {
-class Server;
-class Request;
-class Response;
-}  // namespace httplib
 
 namespace kite::server {
 
 struct ServerOptions {
     std::string api_key;              // empty: no authentication
     size_t max_body_bytes = 1 << 20;  // larger bodies get 413
-    size_t http_threads = 64;         // concurrent connections served
+    size_t http_threads = 64;         // requests answered at once (more wait their turn)
+    size_t max_connections = 4096;    // open connections (more get 503)
+    std::chrono::milliseconds read_timeout{10000};  // see ConnectionLimits
 };
 
 class HttpServer {
@@ -35,19 +37,31 @@ class HttpServer {
                ServerOptions options);
     ~HttpServer();
 
-    // Binds to host:port (port 0: any free port); returns the port, or -1 on failure.
+    // Binds to host:port (port 0: any free port) exclusively; returns the port. Throws Error
+    // (the port is taken, or not a local address).
     int bind(const std::string& host, int port);
-    // Serves until stop() (from another thread).
+    // Serves until stop() (from another thread), then ends every open request and returns.
     void serve();
     void stop();
 
   private:
+    using Handler = std::function<void(const HttpRequest&, HttpResponse&)>;
+    struct Route {
+        std::string method;
+        std::regex pattern;
+        Handler handler;
+    };
+
     void routes();
+    void get(const std::string& pattern, Handler handler);
+    void post(const std::string& pattern, Handler handler);
+    // Routes one request: authorization, the matching handler, error bodies.
+    void dispatch(HttpRequest& req, HttpResponse& res) const;
     // False (and a 401 written) when an API key is set and the request lacks it.
-    bool authorized(const httplib::Request& req, httplib::Response& res) const;
-    void generate(const httplib::Request& req, httplib::Response& res, bool chat);
+    bool authorized(const HttpRequest& req, HttpResponse& res) const;
+    void generate(const HttpRequest& req, HttpResponse& res, bool chat);
     // Answers a non-streaming request once its stream is done.
-    void respond_whole(httplib::Response& res, std::shared_ptr<RequestStream> stream,
+    void respond_whole(HttpResponse& res, std::shared_ptr<RequestStream> stream,
                        const ResponseFormatter& format, size_t n_choices, int64_t prompt_tokens);
 
     const Engine& engine_;
@@ -55,7 +69,8 @@ class HttpServer {
     Metrics& metrics_;
     ServedModel model_;
     ServerOptions options_;
-    std::unique_ptr<httplib::Server> http_;
+    std::vector<Route> routes_;
+    std::unique_ptr<ConnectionServer> connections_;
 };
 
 }  // namespace kite::server

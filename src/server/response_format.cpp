@@ -20,6 +20,8 @@ json finish_reason_json(FinishReason reason) {
         case FinishReason::MaxTokens:
         case FinishReason::ContextFull:
             return "length";
+        case FinishReason::NonFinite:  // the worker ends such a request with an error instead
+            return nullptr;
     }
     return nullptr;
 }

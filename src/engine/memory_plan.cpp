@@ -1,0 +1,85 @@
+#include "engine/memory_plan.h"
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <string>
+
+#include "core/error.h"
+#include "kv/kv_cache.h"
+
+namespace kite {
+
+namespace {
+
+double gib(size_t bytes) {
+    return static_cast<double>(bytes) / (1024.0 * 1024 * 1024);
+}
+
+// The run state of model.cpp's RunState for `tokens` batch tokens and as many logits rows.
+size_t run_state_bytes(const ModelConfig& c, int64_t tokens) {
+    const auto t = static_cast<size_t>(tokens);
+    const auto attn = static_cast<size_t>(c.n_heads * c.head_dim);
+    const auto kv = static_cast<size_t>(c.n_kv_heads * c.head_dim);
+    const auto embd = static_cast<size_t>(c.n_embd), ff = static_cast<size_t>(c.n_ff);
+    const size_t floats = t * (embd + std::max(embd, attn) + attn + 2 * kv + attn + embd + 2 * ff +
+                               static_cast<size_t>(c.n_vocab)) +
+                          t * std::max({embd, ff, attn});
+    return floats * sizeof(float) + t * sizeof(void*);
+}
+
+}  // namespace
+
+MemoryPlan plan_memory(const ModelConfig& model, size_t model_file_bytes,
+                       const EngineConfig& config) {
+    MemoryPlan p;
+    p.context_length = config.context_length > 0 ? config.context_length : model.n_ctx_train;
+    p.weight_bytes = model_file_bytes;
+    const KvCacheShape shape{model.n_layers, model.n_kv_heads, model.head_dim};
+    const size_t block_bytes =
+        KvCache::element_bytes(config.kv_type) * 2 *
+        static_cast<size_t>(shape.n_layers * shape.n_kv_heads * shape.head_dim * config.block_size);
+    if (config.kv_bytes > 0) {
+        p.kv_blocks = static_cast<int64_t>(config.kv_bytes / std::max<size_t>(block_bytes, 1));
+    } else {
+        const int64_t per_seq = (p.context_length + config.block_size - 1) / config.block_size;
+        p.kv_blocks = per_seq * std::max<int64_t>(config.max_sequences, 1);
+    }
+    p.kv_bytes = static_cast<size_t>(p.kv_blocks) * block_bytes;
+    p.run_state_bytes = run_state_bytes(model, config.max_batch_tokens);
+    return p;
+}
+
+size_t available_memory_bytes() {
+    size_t available = std::numeric_limits<size_t>::max();
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    size_t kib = 0;
+    while (meminfo >> key >> kib) {
+        if (key == "MemAvailable:") available = kib * 1024;
+        meminfo.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+    }
+    // A container's limit (cgroup v2) may be far below the machine's free memory.
+    std::ifstream max_file("/sys/fs/cgroup/memory.max"),
+        current_file("/sys/fs/cgroup/memory.current");
+    size_t limit = 0, used = 0;
+    if (max_file >> limit && current_file >> used && limit > used)
+        available = std::min(available, limit - used);
+    return available;
+}
+
+void check_memory_plan(const MemoryPlan& plan, const ModelConfig& model, size_t available) {
+    if (model.n_ctx_train > 0 && plan.context_length > model.n_ctx_train)
+        fail("a context of {} tokens exceeds the model's {} (it was trained for no more)",
+             plan.context_length, model.n_ctx_train);
+    const size_t needed = plan.kv_bytes + plan.run_state_bytes;
+    if (needed > available)
+        fail(
+            "not enough memory: the KV cache ({} blocks, {:.2f} GiB) and run state ({:.2f} GiB) "
+            "need {:.2f} GiB, {:.2f} GiB is available (lower -c, --max-batch-tokens or "
+            "--kv-mem)",
+            plan.kv_blocks, gib(plan.kv_bytes), gib(plan.run_state_bytes), gib(needed),
+            gib(available));
+}
+
+}  // namespace kite

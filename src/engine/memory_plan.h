@@ -1,0 +1,37 @@
+// What an engine configuration costs in memory before anything is allocated: the mapped
+// weights, the KV cache (the same block arithmetic as the Engine) and the run state of one
+// forward pass, and whether what is still to be allocated fits in the memory available.
+// `kite plan` and the engine's own check share this arithmetic.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "engine/engine.h"
+#include "model/model_config.h"
+
+namespace kite {
+
+struct MemoryPlan {
+    int64_t context_length = 0;  // per sequence, as the engine resolves it
+    int64_t kv_blocks = 0;
+    size_t weight_bytes = 0;     // the mapped model file
+    size_t kv_bytes = 0;         // the KV cache
+    size_t run_state_bytes = 0;  // activations and logits of one forward pass
+
+    size_t total_bytes() const { return weight_bytes + kv_bytes + run_state_bytes; }
+};
+
+MemoryPlan plan_memory(const ModelConfig& model, size_t model_file_bytes,
+                       const EngineConfig& config);
+
+// Bytes the process may still allocate: MemAvailable, capped by a cgroup memory limit;
+// SIZE_MAX when neither can be read.
+size_t available_memory_bytes();
+
+// Throws kite::Error (naming the bytes needed and available) when the KV cache and run
+// state would not fit in `available`, or the context exceeds what the model supports.
+void check_memory_plan(const MemoryPlan& plan, const ModelConfig& model, size_t available);
+
+}  // namespace kite

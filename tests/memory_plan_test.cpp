@@ -1,0 +1,70 @@
+// The memory plan: its KV and run-state bytes equal what the engine and RunState really
+// allocate, and a configuration that does not fit (or exceeds the model's context) is refused
+// before anything is allocated, naming the bytes needed and available.
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "engine/engine.h"
+#include "engine/memory_plan.h"
+#include "model/model.h"
+#include "test_paths.h"
+#include "tokenizer/tokenizer.h"
+
+namespace kite {
+namespace {
+
+size_t allocated_bytes(const RunState& s) {
+    size_t floats = s.x.size() + s.xb.size() + s.q.size() + s.k.size() + s.v.size() + s.att.size() +
+                    s.delta.size() + s.gate.size() + s.up.size() + s.logits.size();
+    return floats * sizeof(float) + s.block_tables.size() * sizeof(void*) + s.scratch.size();
+}
+
+TEST(MemoryPlan, MatchesWhatTheEngineAllocates) {
+    auto model = Model::load(test::default_model_path());
+    auto tokenizer = Tokenizer::from_gguf(model->file());
+    for (auto [ctx, seqs, batch, kv_mem] :
+         {std::tuple<int64_t, int64_t, int64_t, size_t>{512, 1, 64, 0},
+          {1000, 3, 512, 0},
+          {256, 8, 17, 5u << 20}}) {
+        EngineConfig c;
+        c.threads = 1;
+        c.context_length = ctx;
+        c.max_sequences = seqs;
+        c.max_batch_tokens = batch;
+        c.kv_bytes = kv_mem;
+        const MemoryPlan p = plan_memory(model->config(), model->file().file_size(), c);
+        Engine engine(*model, *tokenizer, c);
+        EXPECT_EQ(p.kv_bytes, engine.kv_cache().bytes()) << ctx << " " << seqs;
+        EXPECT_EQ(p.run_state_bytes, allocated_bytes(RunState(model->config(), batch, batch)));
+        EXPECT_EQ(p.weight_bytes, model->file().file_size());
+        EXPECT_EQ(p.total_bytes(), p.weight_bytes + p.kv_bytes + p.run_state_bytes);
+    }
+}
+
+TEST(MemoryPlan, RefusesWhatDoesNotFit) {
+    auto model = Model::load(test::default_model_path());
+    const ModelConfig& mc = model->config();
+    EngineConfig c;
+    c.context_length = mc.n_ctx_train;
+    c.max_sequences = 4;
+    const MemoryPlan p = plan_memory(mc, model->file().file_size(), c);
+    const size_t needed = p.kv_bytes + p.run_state_bytes;
+    EXPECT_NO_THROW(check_memory_plan(p, mc, needed));
+    try {
+        check_memory_plan(p, mc, needed - 1);
+        FAIL() << "accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("not enough memory"), std::string::npos);
+    }
+    c.context_length = mc.n_ctx_train + 1;
+    try {
+        check_memory_plan(plan_memory(mc, 0, c), mc, SIZE_MAX);
+        FAIL() << "accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("exceeds the model's"), std::string::npos);
+    }
+    EXPECT_GT(available_memory_bytes(), size_t{1} << 20);
+}
+
+}  // namespace
+}  // namespace kite
