@@ -22,6 +22,7 @@ struct ChatOptions {
 };
 
 void chat(const ChatOptions& o) {
+    require_chat_template(resolve_model_path(o.engine.model));
     LoadedModel m = load_model(o.engine.model);
     ChatTemplate tmpl = ChatTemplate::from_gguf(m.model->file());
     Engine engine(*m.model, *m.tokenizer, o.engine.engine_config(1));
