@@ -1,7 +1,11 @@
-// The default model's tokenizer against llama.cpp's tokenizer on the same file
-// (fixture written by tools/make-tokenizer-fixtures.sh).
+// Tokenizers of real models against llama.cpp's tokenizer on the same file: the default model
+// (fixture written by tools/make-tokenizer-fixtures.sh), and Qwen2.5-Coder and Gemma 3 when
+// they are installed (tools/make-real-tokenizer-fixtures.sh).
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -13,11 +17,14 @@
 namespace kite {
 namespace {
 
-TEST(TokenizerReference, MatchesLlamaCppOnTheDefaultModel) {
-    std::ifstream in(std::string(KITE_SOURCE_DIR) + "/tests/fixtures/smollm2_tokenize.json");
-    ASSERT_TRUE(in) << "missing fixture";
+namespace fs = std::filesystem;
+
+// Every case of a fixture must encode to llama.cpp's ids.
+void expect_fixture_matches(const std::string& fixture_path, const std::string& model_path) {
+    std::ifstream in(fixture_path);
+    ASSERT_TRUE(in) << "missing fixture " << fixture_path;
     const nlohmann::json fixture = nlohmann::json::parse(in);
-    auto file = GgufFile::open(test::default_model_path());
+    auto file = GgufFile::open(model_path);
     auto tok = Tokenizer::from_gguf(*file);
     ASSERT_FALSE(fixture["add_bos"].get<bool>());
     const bool parse_special = fixture["parse_special"].get<bool>();
@@ -30,6 +37,46 @@ TEST(TokenizerReference, MatchesLlamaCppOnTheDefaultModel) {
     }
     EXPECT_GE(checked, 20);
 }
+
+TEST(TokenizerReference, MatchesLlamaCppOnTheDefaultModel) {
+    expect_fixture_matches(std::string(KITE_SOURCE_DIR) + "/tests/fixtures/smollm2_tokenize.json",
+                           test::default_model_path());
+}
+
+// An installed model (models/ID.gguf), else the copy in ${KITE_CACHE:-~/.cache/kite}/real;
+// empty when neither is there.
+std::string find_real_model(const std::string& id) {
+    const fs::path installed = fs::path(KITE_SOURCE_DIR) / "models" / (id + ".gguf");
+    if (fs::exists(installed)) return installed.string();
+    const char* cache = std::getenv("KITE_CACHE");
+    const char* home = std::getenv("HOME");
+    const fs::path root = cache && *cache ? fs::path(cache)
+                          : home          ? fs::path(home) / ".cache" / "kite"
+                                          : fs::path();
+    const fs::path cached = root / "real" / (id + ".gguf");
+    return !root.empty() && fs::exists(cached) ? cached.string() : std::string();
+}
+
+class RealModelTokenizer : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RealModelTokenizer, MatchesLlamaCpp) {
+    const std::string model = find_real_model(GetParam());
+    if (model.empty())
+        GTEST_SKIP() << GetParam() << " is not installed (bash scripts/install-model.sh "
+                     << GetParam() << ")";
+    expect_fixture_matches(
+        std::string(KITE_SOURCE_DIR) + "/tests/fixtures/real_tokenize/" + GetParam() + ".json",
+        model);
+}
+
+INSTANTIATE_TEST_SUITE_P(Tokenizer, RealModelTokenizer,
+                         ::testing::Values("qwen2.5-coder-0.5b", "gemma3-270m"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                             std::string name = info.param;
+                             for (char& c : name)
+                                 if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                             return name;
+                         });
 
 }  // namespace
 }  // namespace kite

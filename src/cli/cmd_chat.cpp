@@ -24,6 +24,7 @@ struct ChatOptions {
 };
 
 void chat(const ChatOptions& o) {
+    require_chat_template(resolve_model_path(o.engine.model));
     LoadedModel m = load_model(o.engine.model);
     ChatTemplate tmpl = load_chat_template(o.chat_template, m.model->file(), *m.tokenizer);
     Engine engine(*m.model, *m.tokenizer, o.engine.engine_config(1));

@@ -38,6 +38,7 @@ std::string read_file(const std::string& path) {
 void run(const RunOptions& o) {
     const std::string prompt = o.prompt_file.empty() ? o.prompt : read_file(o.prompt_file);
     if (prompt.empty()) fail("the prompt is empty");
+    if (o.chat) require_chat_template(resolve_model_path(o.engine.model));
     LoadedModel m = load_model(o.engine.model);
     const GenerationParams params = o.sampling.resolve();
     // --chat sends the prompt as one user message through the model's chat template.

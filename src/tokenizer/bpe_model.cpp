@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "tokenizer/byte_unicode.h"
+#include "tokenizer/sentencepiece_spelling.h"
 #include "tokenizer/utf8.h"
 
 namespace kite {
@@ -37,37 +38,42 @@ bool usable_as_text(const Vocab& v, int32_t id) {
 }  // namespace
 
 BpeModel::BpeModel(const Vocab& vocab)
-    : vocab_(vocab), pre_tokenizer_(vocab.pre), n_vocab_(int32_t(vocab.size())) {
+    : vocab_(vocab),
+      byte_level_(vocab.kind == VocabKind::BytePairBpe),
+      pre_tokenizer_(vocab.pre),
+      n_vocab_(int32_t(vocab.size())) {
     build_merges();
+    if (!byte_level_) byte_token_ = byte_token_ids(vocab);
 }
 
 // Symbols are token ids; strings that only exist halfway through merges get ids above the
 // vocabulary so that every merge is a lookup of two integers.
-int32_t BpeModel::intern(const std::string& text, std::unordered_map<std::string, int32_t>& extra) {
+int32_t BpeModel::intern(const std::string& text) {
     const int32_t id = vocab_.find(text);
     if (usable_as_text(vocab_, id)) return id;
-    auto [it, added] = extra.emplace(text, n_vocab_ + int32_t(extra.size()));
+    auto [it, added] = merge_only_.emplace(text, n_vocab_ + int32_t(merge_only_.size()));
     return it->second;
 }
 
+// The symbol of a string, kNoToken when neither the vocabulary nor the merges know it.
+int32_t BpeModel::symbol_of(std::string_view text) const {
+    const int32_t id = vocab_.find(text);
+    if (usable_as_text(vocab_, id)) return id;
+    const auto found = merge_only_.find(text);
+    return found != merge_only_.end() ? found->second : kNoToken;
+}
+
 void BpeModel::build_merges() {
-    std::unordered_map<std::string, int32_t> extra;
     merges_.reserve(vocab_.merges.size());
     for (size_t rank = 0; rank < vocab_.merges.size(); ++rank) {
         const std::string& m = vocab_.merges[rank];
         const size_t space = m.find(' ', 1);  // load_vocab() checked the format
         const std::string left = m.substr(0, space), right = m.substr(space + 1);
-        const int32_t l = intern(left, extra), r = intern(right, extra);
-        const int32_t result = intern(left + right, extra);
+        const int32_t l = intern(left), r = intern(right);
+        const int32_t result = intern(left + right);
         merges_.emplace(pair_key(l, r), Merge{int32_t(rank), result});  // first rank wins
     }
-    for (int b = 0; b < 256; ++b) {
-        const int32_t id = vocab_.find(byte_to_unicode(uint8_t(b)));
-        const auto found = extra.find(std::string(byte_to_unicode(uint8_t(b))));
-        byte_symbol_[b] = usable_as_text(vocab_, id) ? id
-                          : found != extra.end()     ? found->second
-                                                     : kNoToken;
-    }
+    for (int b = 0; b < 256; ++b) byte_symbol_[size_t(b)] = symbol_of(byte_to_unicode(uint8_t(b)));
 }
 
 const BpeModel::Merge* BpeModel::find_merge(int32_t left, int32_t right) const {
@@ -79,17 +85,45 @@ const BpeModel::Merge* BpeModel::find_merge(int32_t left, int32_t right) const {
 void BpeModel::encode(std::string_view text, bool /*starts_text*/,
                       std::vector<int32_t>& out) const {
     std::vector<Symbol> symbols;
-    for (std::string_view piece : pre_tokenizer_.split(text)) encode_piece(piece, symbols, out);
+    const std::string escaped = byte_level_ ? std::string() : escape_spaces(text, false);
+    for (std::string_view piece : pre_tokenizer_.split(byte_level_ ? text : escaped))
+        if (!encode_whole(piece, out)) encode_piece(piece, symbols, out);
+}
+
+// Some reference tokenizers take a piece that is a token as it is, even where the merges
+// would split it differently (see PreTokenizer::WholePieces).
+bool BpeModel::encode_whole(std::string_view piece, std::vector<int32_t>& out) const {
+    using WholePieces = PreTokenizer::WholePieces;
+    const WholePieces rule = pre_tokenizer_.whole_pieces();
+    if (rule == WholePieces::Never) return false;
+    if (rule == WholePieces::NewlineRuns && piece.find_first_not_of('\n') != std::string_view::npos)
+        return false;
+    const int32_t id = vocab_.find(byte_level_ ? bytes_to_unicode(piece) : std::string(piece));
+    if (!usable_as_text(vocab_, id)) return false;
+    out.push_back(id);
+    return true;
+}
+
+// Byte-level: one symbol per byte. SentencePiece: one per UTF-8 character (an invalid byte
+// alone), with kNoToken for a character neither the vocabulary nor the merges know.
+void BpeModel::initial_symbols(std::string_view piece, std::vector<Symbol>& symbols) const {
+    symbols.clear();
+    for (uint32_t pos = 0; pos < piece.size();) {
+        const uint32_t len =
+            byte_level_ ? 1 : uint32_t(next_utf8_sequence(piece.substr(pos)).length);
+        const int32_t id =
+            byte_level_ ? byte_symbol_[uint8_t(piece[pos])] : symbol_of(piece.substr(pos, len));
+        const auto index = int32_t(symbols.size());
+        symbols.push_back({id, index - 1, index + 1, pos, pos + len});
+        pos += len;
+    }
+    if (!symbols.empty()) symbols.back().next = -1;
 }
 
 void BpeModel::encode_piece(std::string_view piece, std::vector<Symbol>& symbols,
                             std::vector<int32_t>& out) const {
-    const auto n = int32_t(piece.size());
-    symbols.clear();
-    for (int32_t i = 0; i < n; ++i)
-        symbols.push_back({byte_symbol_[uint8_t(piece[size_t(i)])], i - 1, i + 1 < n ? i + 1 : -1,
-                           uint32_t(i), uint32_t(i + 1)});
-
+    initial_symbols(piece, symbols);
+    const auto n = int32_t(symbols.size());
     std::vector<Candidate> queue;
     auto consider = [&](int32_t left, int32_t right) {
         if (left < 0 || right < 0) return;
@@ -130,12 +164,17 @@ void BpeModel::emit(std::string_view piece, const Symbol& s, std::vector<int32_t
         return;
     }
     for (uint32_t i = s.begin; i < s.end; ++i) {
-        const int32_t id = byte_symbol_[uint8_t(piece[i])];
+        const uint8_t byte = uint8_t(piece[i]);
+        const int32_t id = byte_level_ ? byte_symbol_[byte] : byte_token_[byte];
         if (id >= 0 && id < n_vocab_) out.push_back(id);
     }
 }
 
 void BpeModel::append_bytes(int32_t id, std::string& out) const {
+    if (!byte_level_) {
+        append_sentencepiece_bytes(vocab_, id, out);
+        return;
+    }
     std::string_view text = vocab_.tokens[size_t(id)];
     while (!text.empty()) {
         const Utf8Sequence seq = next_utf8_sequence(text);

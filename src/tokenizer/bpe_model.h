@@ -1,10 +1,15 @@
-// Byte-level BPE ("gpt2" vocabularies): the pre-tokenizer regexes split the text, each
-// piece is spelled as GPT-2 byte characters, then adjacent symbols are merged, lowest merge
-// rank first, until no ranked pair is left.
+// BPE by merge ranks: the pre-tokenizer regexes split the text, each piece starts as single
+// symbols, then adjacent symbols are merged, lowest merge rank first, until no ranked pair is
+// left. Two spellings of the text:
+// - byte-level ("gpt2" vocabularies): every byte is a GPT-2 byte character, so each byte
+//   starts as a symbol of its own;
+// - SentencePiece ("gemma4"): spaces are U+2581, each UTF-8 character starts as a symbol, and
+//   what has no token falls back to <0xXX> byte tokens.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 
 #include "tokenizer/pre_tokenizer.h"
@@ -32,17 +37,24 @@ class BpeModel final : public TokenModel {
     };
 
   private:
-    int32_t intern(const std::string& text, std::unordered_map<std::string, int32_t>& extra);
+    int32_t intern(const std::string& text);
+    int32_t symbol_of(std::string_view text) const;
     void build_merges();
+    void initial_symbols(std::string_view piece, std::vector<Symbol>& symbols) const;
     void encode_piece(std::string_view piece, std::vector<Symbol>& symbols,
                       std::vector<int32_t>& out) const;
+    bool encode_whole(std::string_view piece, std::vector<int32_t>& out) const;
     void emit(std::string_view piece, const Symbol& s, std::vector<int32_t>& out) const;
     const Merge* find_merge(int32_t left, int32_t right) const;
 
     const Vocab& vocab_;
+    const bool byte_level_;  // false: SentencePiece spelling
     PreTokenizer pre_tokenizer_;
     std::unordered_map<uint64_t, Merge> merges_;  // (left id, right id) -> rank and result
-    std::array<int32_t, 256> byte_symbol_{};      // the symbol each byte starts as
+    // Strings that only exist halfway through merges, with their ids above the vocabulary.
+    std::unordered_map<std::string, int32_t, Vocab::Hash, std::equal_to<>> merge_only_;
+    std::array<int32_t, 256> byte_symbol_{};  // byte-level: the symbol each byte starts as
+    std::array<int32_t, 256> byte_token_{};   // SentencePiece: the <0xXX> token of each byte
     int32_t n_vocab_ = 0;
 };
 

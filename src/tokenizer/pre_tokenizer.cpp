@@ -32,22 +32,78 @@ constexpr std::string_view kDeepseekCoder[] = {
 constexpr std::string_view kDefault[] = {R"([\p{P}\$\+<=>\^~\|]+)", kGpt2, R"(\p{N}+)",
                                          R"([0-9][0-9][0-9])"};
 
+// Llama 3's regex (the GPT-4 one): contractions in either case, letters with one leading
+// non-letter, numbers in runs of up to three digits, punctuation with the newlines after it.
+// The original spells the contractions (?i:'s|'t|...); the explicit classes are the same.
+constexpr std::string_view kLlama3[] = {
+    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|)"
+    R"(\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"};
+// Qwen2: Llama 3's regex with every digit a piece of its own.
+constexpr std::string_view kQwen2[] = {
+    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|)"
+    R"(\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"};
+// DeepSeek LLM: newlines, runs of cased letters (Latin, Greek, Cyrillic, Armenian, Georgian,
+// Cherokee, Glagolitic, Coptic ... as explicit ranges), ASCII and full-width punctuation,
+// trailing whitespace, CJK/Hangul runs, digit runs. \z, not $: only the end of the piece.
+constexpr std::string_view kDeepseekLlm[] = {
+    R"([\r\n])",
+    R"(\s?[A-Za-z\x{B5}\x{C0}-\x{D6}\x{D8}-\x{F6}\x{F8}-\x{1BA}\x{1BC}-\x{1BF}\x{1C4}-\x{293})"
+    R"(\x{295}-\x{2AF}\x{370}-\x{373}\x{376}\x{377}\x{37B}-\x{37D}\x{37F}\x{386}\x{388}-\x{38A})"
+    R"(\x{38C}\x{38E}-\x{3A1}\x{3A3}-\x{3F5}\x{3F7}-\x{481}\x{48A}-\x{52F}\x{531}-\x{556})"
+    R"(\x{10A0}-\x{10C5}\x{13A0}-\x{13F5}\x{13F8}-\x{13FD}\x{1C90}-\x{1CBA}\x{1CBD}-\x{1CBF})"
+    R"(\x{1D00}-\x{1D2B}\x{1D6B}-\x{1D77}\x{1D79}-\x{1D9A}\x{1E00}-\x{1F15}\x{1F18}-\x{1F1D})"
+    R"(\x{1F20}-\x{1F45}\x{1F48}-\x{1F4D}\x{1F50}-\x{1F57}\x{1F59}\x{1F5B}\x{1F5D})"
+    R"(\x{1F5F}-\x{1F7D}\x{1F80}-\x{1FB4}\x{1FB6}-\x{1FBC}\x{1FBE}\x{1FC2}-\x{1FC4})"
+    R"(\x{1FC6}-\x{1FCC}\x{1FD0}-\x{1FD3}\x{1FD6}-\x{1FDB}\x{1FE0}-\x{1FEC}\x{1FF2}-\x{1FF4})"
+    R"(\x{1FF6}-\x{1FFC}\x{2102}\x{2107}\x{210A}-\x{2113}\x{2115}\x{2119}-\x{211D}\x{2124})"
+    R"(\x{2126}\x{2128}\x{212A}-\x{212D}\x{212F}-\x{2134}\x{2139}\x{213C}-\x{213F})"
+    R"(\x{2145}-\x{2149}\x{214E}\x{2183}\x{2184}\x{2C00}-\x{2C7B}\x{2C7E}-\x{2CE4})"
+    R"(\x{2CEB}-\x{2CEE}\x{2CF2}\x{2CF3}\x{A640}-\x{A66D}\x{A680}-\x{A69B}\x{A722}-\x{A76F})"
+    R"(\x{A771}-\x{A787}\x{A78B}-\x{A78E}\x{AB70}-\x{ABBF}\x{FB00}-\x{FB06}\x{FB13}-\x{FB17})"
+    R"(\x{FF21}-\x{FF3A}\x{FF41}-\x{FF5A}\x{10400}-\x{1044F}\x{104B0}-\x{104D3})"
+    R"(\x{104D8}-\x{104FB}\x{10C80}-\x{10CB2}\x{10CC0}-\x{10CF2}\x{118A0}-\x{118DF})"
+    R"(\x{1E900}-\x{1E943}]+)",
+    R"(\s?[!-/:-~\x{FF01}-\x{FF0F}\x{FF1A}-\x{FF5E}\x{2018}-\x{201F}\x{3000}-\x{3002}]+)",
+    R"(\s+\z)",
+    R"([\x{4E00}-\x{9FA5}\x{0800}-\x{4E00}\x{AC00}-\x{D7FF}]+)",
+    R"(\p{N}+)",
+};
+// Gemma 4 merges over whole lines: runs of newlines apart from the rest.
+constexpr std::string_view kNewlineRuns[] = {R"([^\n]+|[\n]+)"};
+
+using WholePieces = PreTokenizer::WholePieces;
+
 struct TypeRegexes {
     std::string_view type;
     std::span<const std::string_view> regexes;
+    WholePieces whole_pieces = WholePieces::Never;
 };
 
 constexpr TypeRegexes kTypes[] = {
-    {"default", kDefault},       {"gpt-2", kGpt2List},
-    {"mpt", kGpt2List},          {"phi-2", kGpt2List},
-    {"olmo", kGpt2List},         {"starcoder", kDigitsThenGpt2},
-    {"refact", kDigitsThenGpt2}, {"smollm", kDigitsThenGpt2},
-    {"falcon", kFalcon},         {"deepseek-coder", kDeepseekCoder},
+    {"default", kDefault},
+    {"gpt-2", kGpt2List},
+    {"mpt", kGpt2List},
+    {"phi-2", kGpt2List},
+    {"olmo", kGpt2List},
+    {"starcoder", kDigitsThenGpt2},
+    {"refact", kDigitsThenGpt2},
+    {"smollm", kDigitsThenGpt2},
+    {"command-r", kDigitsThenGpt2},
+    {"falcon", kFalcon},
+    {"deepseek-coder", kDeepseekCoder},
+    {"deepseek-llm", kDeepseekLlm},
+    {"llama-bpe", kLlama3, WholePieces::Always},
+    {"llama3", kLlama3, WholePieces::Always},
+    {"dbrx", kLlama3},
+    {"smaug-bpe", kLlama3},
+    {"qwen2", kQwen2},
+    {"stablelm2", kQwen2},
+    {"gemma4", kNewlineRuns, WholePieces::NewlineRuns},
 };
 
-std::span<const std::string_view> regexes_for(std::string_view type) {
+const TypeRegexes& regexes_for(std::string_view type) {
     for (const TypeRegexes& t : kTypes)
-        if (t.type == type) return t.regexes;
+        if (t.type == type) return t;
     std::string known;
     for (const TypeRegexes& t : kTypes) known += (known.empty() ? "" : ", ") + std::string(t.type);
     fail("unknown pre-tokenizer '{}' (supported: {})", type, known);
@@ -115,8 +171,9 @@ class PreTokenizer::Regex {
 };
 
 PreTokenizer::PreTokenizer(std::string_view type) {
-    for (std::string_view pattern : regexes_for(type))
-        regexes_.push_back(std::make_unique<Regex>(pattern));
+    const TypeRegexes& t = regexes_for(type);
+    for (std::string_view pattern : t.regexes) regexes_.push_back(std::make_unique<Regex>(pattern));
+    whole_pieces_ = t.whole_pieces;
 }
 
 PreTokenizer::~PreTokenizer() = default;

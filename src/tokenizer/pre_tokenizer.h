@@ -22,12 +22,21 @@ class PreTokenizer {
     // pieces of their own (the regexes only see valid text). Safe to call from many threads.
     std::vector<std::string_view> split(std::string_view text) const;
 
+    // Which pieces BPE takes whole, without merging, when the vocabulary has them as a token.
+    enum class WholePieces {
+        Never,
+        Always,       // Llama 3 (its reference tokenizer's "ignore_merges")
+        NewlineRuns,  // Gemma 4: pieces of only newlines
+    };
+    WholePieces whole_pieces() const { return whole_pieces_; }
+
     // The types this build knows, for error messages.
     static std::vector<std::string_view> known_types();
 
   private:
     class Regex;
     std::vector<std::unique_ptr<Regex>> regexes_;
+    WholePieces whole_pieces_ = WholePieces::Never;
 };
 
 }  // namespace kite

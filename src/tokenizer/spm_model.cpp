@@ -1,30 +1,13 @@
 #include "tokenizer/spm_model.h"
 
 #include <algorithm>
-#include <cctype>
 
-#include <fmt/format.h>
-
+#include "tokenizer/sentencepiece_spelling.h"
 #include "tokenizer/utf8.h"
 
 namespace kite {
 
 namespace {
-
-constexpr std::string_view kSpaceMark = "\xE2\x96\x81";  // U+2581, SentencePiece's space
-
-std::string escape_spaces(std::string_view text, bool add_prefix) {
-    std::string out;
-    out.reserve(text.size() + 8);
-    if (add_prefix) out += kSpaceMark;
-    for (char c : text) {
-        if (c == ' ')
-            out += kSpaceMark;
-        else
-            out += c;
-    }
-    return out;
-}
 
 struct Bigram {
     float score;
@@ -55,9 +38,7 @@ std::vector<SpmModel::Symbol> characters(std::string_view text) {
 
 }  // namespace
 
-SpmModel::SpmModel(const Vocab& vocab) : vocab_(vocab) {
-    for (int b = 0; b < 256; ++b) byte_tokens_[b] = vocab.find(fmt::format("<0x{:02X}>", b));
-}
+SpmModel::SpmModel(const Vocab& vocab) : vocab_(vocab), byte_tokens_(byte_token_ids(vocab)) {}
 
 // Control and unknown tokens never come out of plain text.
 int32_t SpmModel::text_token(std::string_view text) const {
@@ -122,21 +103,7 @@ void SpmModel::emit(std::string_view piece, std::vector<int32_t>& out) const {
 }
 
 void SpmModel::append_bytes(int32_t id, std::string& out) const {
-    const std::string& text = vocab_.tokens[size_t(id)];
-    if (vocab_.type(id) == TokenType::Byte && text.size() == 6 && text.starts_with("<0x") &&
-        text.back() == '>' && std::isxdigit(uint8_t(text[3])) && std::isxdigit(uint8_t(text[4]))) {
-        const auto hex = [](char h) { return h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10; };
-        out += char(hex(text[3]) * 16 + hex(text[4]));
-        return;
-    }
-    for (size_t pos = 0; pos < text.size();) {
-        if (text.compare(pos, kSpaceMark.size(), kSpaceMark) == 0) {
-            out += ' ';
-            pos += kSpaceMark.size();
-        } else {
-            out += text[pos++];
-        }
-    }
+    append_sentencepiece_bytes(vocab_, id, out);
 }
 
 }  // namespace kite

@@ -16,6 +16,7 @@ namespace {
 std::unique_ptr<TokenModel> make_model(const Vocab& vocab) {
     switch (vocab.kind) {
         case VocabKind::BytePairBpe:
+        case VocabKind::SentencePieceMerges:
             return std::make_unique<BpeModel>(vocab);
         case VocabKind::SentencePiece:
             return std::make_unique<SpmModel>(vocab);

@@ -19,7 +19,8 @@ std::string key(std::string_view name) {
 VocabKind kind_of(const GgufFile& file, std::string_view model) {
     if (model == "gpt2") return VocabKind::BytePairBpe;
     if (model == "llama") return VocabKind::SentencePiece;
-    fail("'{}': unknown tokenizer model '{}' (supported: gpt2, llama)", file.name(), model);
+    if (model == "gemma4") return VocabKind::SentencePieceMerges;
+    fail("'{}': unknown tokenizer model '{}' (supported: gpt2, llama, gemma4)", file.name(), model);
 }
 
 std::vector<std::string> read_strings(const GgufFile& file, std::string_view name) {
@@ -60,10 +61,10 @@ void read_tokens(const GgufFile& file, Vocab& v) {
 }
 
 void read_merges(const GgufFile& file, Vocab& v) {
-    if (v.kind != VocabKind::BytePairBpe) return;
+    if (v.kind == VocabKind::SentencePiece) return;
     if (!file.find(key("merges")))
-        fail("'{}': {} is missing (a gpt2 tokenizer needs its merge list)", file.name(),
-             key("merges"));
+        fail("'{}': {} is missing (a {} tokenizer needs its merge list)", file.name(),
+             key("merges"), v.model);
     v.merges = read_strings(file, "merges");
     for (size_t i = 0; i < v.merges.size(); ++i) {
         // Searching from 1 lets the left part itself be a space, as llama.cpp reads merges.
@@ -100,6 +101,8 @@ void read_special_ids(const GgufFile& file, Vocab& v) {
 void read_flags(const GgufFile& file, Vocab& v) {
     const bool spm = v.kind == VocabKind::SentencePiece;
     v.add_bos = file.get_bool(key("add_bos_token")).value_or(spm);
+    // Gemma 4 needs BOS; the reference tokenizer adds it even where the file says not to.
+    if (v.kind == VocabKind::SentencePieceMerges) v.add_bos = true;
     v.add_eos = file.get_bool(key("add_eos_token")).value_or(false);
     v.add_space_prefix = file.get_bool(key("add_space_prefix")).value_or(spm);
     if (v.add_bos && v.bos == kNoToken)
@@ -150,6 +153,8 @@ Vocab load_vocab(const GgufFile& file) {
     v.model = std::string(*model);
     v.kind = kind_of(file, v.model);
     v.pre = std::string(file.get_string(key("pre")).value_or("default"));
+    // The merge-based SentencePiece model has one fixed pre-tokenizer, whatever the file says.
+    if (v.kind == VocabKind::SentencePieceMerges) v.pre = "gemma4";
     read_tokens(file, v);
     read_merges(file, v);
     read_special_ids(file, v);

@@ -29,6 +29,9 @@ enum class TokenType : int32_t {
 enum class VocabKind {
     BytePairBpe,    // "gpt2": byte-level BPE with merge ranks and a pre-tokenizer regex
     SentencePiece,  // "llama": SentencePiece BPE with scores and byte fallback
+    // "gemma4": merge ranks as in byte-level BPE, over text spelled as SentencePiece spells it
+    // (U+2581 for spaces, raw UTF-8, <0xXX> byte fallback); no pre-tokenizer regex of its own.
+    SentencePieceMerges,
 };
 
 struct Vocab {
