@@ -5,9 +5,12 @@
 #include <cmath>
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "engine/roofline.h"
 #include "gguf/gguf_file.h"
+#include "gguf/gguf_writer.h"
 #include "kernels/isa.h"
 #include "model/model_config.h"
 #include "model/model_cost.h"
@@ -115,6 +118,79 @@ TEST_F(ModelCostTest, AttentionIntensity) {
     }
     // Decode attention: ~2g/b FLOPs per byte, whatever the context.
     EXPECT_NEAR(cost_.attention(1, 8192, 2).intensity(), 3.0, 1e-3);
+}
+
+// A mixed file (as llama-quantize's Q4_K_M writes: a type per matrix) costs each matrix at
+// its own type's bytes per weight, here written out from the block layouts (values per block,
+// bytes per block), not from Kite's type table.
+TEST(ModelCostMixed, EachMatrixAtItsOwnBytes) {
+    const int64_t embd = 256, ff = 512, vocab = 32, layers = 2, kv = 128;
+    struct Matrix {
+        const char* leaf;
+        TensorType type;
+        int64_t cols, rows;
+        double bytes_per_weight;
+    };
+    const Matrix mats[] = {{"attn_q", TensorType::Q4_K, embd, embd, 144.0 / 256},
+                           {"attn_k", TensorType::Q5_0, embd, kv, 22.0 / 32},
+                           {"attn_v", TensorType::Q6_K, embd, kv, 210.0 / 256},
+                           {"attn_output", TensorType::Q5_K, embd, embd, 176.0 / 256},
+                           {"ffn_gate", TensorType::Q5_1, embd, ff, 24.0 / 32},
+                           {"ffn_up", TensorType::Q4_K, embd, ff, 144.0 / 256},
+                           {"ffn_down", TensorType::Q8_0, ff, embd, 34.0 / 32}};
+    GgufWriter w;
+    w.add_string("general.architecture", "llama");
+    w.add_u32("llama.block_count", layers);
+    w.add_u32("llama.embedding_length", embd);
+    w.add_u32("llama.feed_forward_length", ff);
+    w.add_u32("llama.attention.head_count", 4);
+    w.add_u32("llama.attention.head_count_kv", 2);
+    w.add_u32("llama.context_length", 64);
+    w.add_u32("llama.vocab_size", vocab);
+    auto tensor = [&w](const std::string& name, TensorType type, int64_t cols, int64_t rows,
+                       double bytes_per_weight) {
+        w.add_tensor(name, type, std::vector<uint64_t>{uint64_t(cols), uint64_t(rows)},
+                     std::vector<uint8_t>(size_t(bytes_per_weight * double(cols * rows)), 0));
+    };
+    const std::vector<float> norm(embd, 1.0f);
+    auto add_norm = [&](const std::string& name) {
+        w.add_tensor(name, TensorType::F32, std::vector<uint64_t>{uint64_t(embd)},
+                     {reinterpret_cast<const uint8_t*>(norm.data()), norm.size() * 4});
+    };
+    tensor("token_embd.weight", TensorType::Q8_0, embd, vocab, 34.0 / 32);
+    double expected_bytes = 0, expected_q4_k = 0;
+    for (int64_t l = 0; l < layers; ++l) {
+        const std::string blk = "blk." + std::to_string(l) + ".";
+        add_norm(blk + "attn_norm.weight");
+        add_norm(blk + "ffn_norm.weight");
+        for (const Matrix& m : mats) {
+            tensor(blk + m.leaf + ".weight", m.type, m.cols, m.rows, m.bytes_per_weight);
+            expected_bytes += m.bytes_per_weight * double(m.cols * m.rows);
+            if (m.type == TensorType::Q4_K)
+                expected_q4_k += m.bytes_per_weight * double(m.cols * m.rows);
+        }
+        expected_bytes += 2 * embd * 4;
+    }
+    add_norm("output_norm.weight");
+    tensor("output.weight", TensorType::Q6_K, embd, vocab, 210.0 / 256);
+    expected_bytes += embd * 4 + 210.0 / 256 * embd * vocab;
+
+    auto file = GgufFile::parse(w.to_bytes(), "mixed.gguf");
+    const ModelCost cost = model_cost(*file, read_model_config(*file));
+    EXPECT_EQ(double(cost.weight_bytes()), expected_bytes);
+    EXPECT_EQ(cost.embd_row_bytes, 34u * embd / 32);
+    EXPECT_EQ(double(cost.weight_types.at(TensorType::Q4_K).bytes), expected_q4_k);
+    EXPECT_DOUBLE_EQ(cost.weight_types.at(TensorType::Q4_K).bits_per_weight(), 4.5);
+    EXPECT_DOUBLE_EQ(cost.weight_types.at(TensorType::Q6_K).bits_per_weight(), 6.5625);
+    EXPECT_DOUBLE_EQ(cost.weight_types.at(TensorType::Q5_0).bits_per_weight(), 5.5);
+    EXPECT_DOUBLE_EQ(cost.weight_types.at(TensorType::F32).bits_per_weight(), 32);
+    EXPECT_EQ(cost.weight_types.count(TensorType::Q8_0), 1u);  // ffn_down; not the embedding
+    uint64_t sum = 0;
+    for (const auto& [type, tb] : cost.weight_types) sum += tb.bytes;
+    EXPECT_EQ(sum, cost.weight_bytes());
+    // One decode token reads W, an embedding row and the KV of its one position.
+    EXPECT_EQ(cost.pass(1, 1, 0, 2).bytes,
+              expected_bytes + 34.0 * embd / 32 + double(cost.kv_bytes_per_token(2)));
 }
 
 TEST(Roofline, ThresholdsAndFractions) {

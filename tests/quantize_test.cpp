@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -153,19 +154,25 @@ const nlohmann::json& llama_fixture() {
     return fixture;
 }
 
+// The fixture's record of llama-quantize's output for `name` (a type with --pure, or a mix),
+// nullptr if it has none.
+const nlohmann::json* llama_variant(const std::string& name, bool mix) {
+    for (const auto& v : llama_fixture().at("variants"))
+        if (v.at("type") == name && v.value("mix", false) == mix) return &v;
+    return nullptr;
+}
+
 // Whether the fixture pins llama-quantize's output for `type` (the types added with the
 // K-quants are pinned once tools/make-quantize-fixtures.sh has been run with them).
 bool has_llama_variant(TensorType type) {
-    for (const auto& v : llama_fixture().at("variants"))
-        if (v.at("type") == tensor_type_name(type)) return true;
-    return false;
+    return llama_variant(tensor_type_name(type), false) != nullptr;
 }
 
-void expect_matches_llama_cpp(const GgufFile& out, TensorType type) {
-    const nlohmann::json* variant = nullptr;
-    for (const auto& v : llama_fixture().at("variants"))
-        if (v.at("type") == tensor_type_name(type)) variant = &v;
-    ASSERT_TRUE(variant) << "no " << tensor_type_name(type) << " in the fixture";
+// Every tensor of `out` has the type, shape and bytes of llama-quantize's (`name` with
+// --pure, or the mix `name`).
+void expect_matches_llama_cpp(const GgufFile& out, const std::string& name, bool mix = false) {
+    const nlohmann::json* variant = llama_variant(name, mix);
+    ASSERT_TRUE(variant) << "no " << name << " in the fixture";
     const auto& expected = variant->at("tensors");
     ASSERT_EQ(out.tensors().size(), expected.size());
     size_t matched = 0;
@@ -197,7 +204,7 @@ TEST(QuantizeModel, DefaultModelToF32) {
         std::vector<float> x = values(a), y = values(b);
         ASSERT_EQ(std::memcmp(x.data(), y.data(), x.size() * sizeof(float)), 0) << a.name;
     }
-    expect_matches_llama_cpp(*out, TensorType::F32);
+    expect_matches_llama_cpp(*out, "F32");
 }
 
 // Worst error of each value of `type`, given the f32 source values `x` (a multiple of 32).
@@ -291,7 +298,7 @@ TEST(QuantizeModel, F32ToEveryType) {
         auto out = GgufFile::open(path);
         expect_same_layout(*src, *out, llama_file_type(type));
         expect_within_tolerance(*src, *out, type);
-        if (pinned) expect_matches_llama_cpp(*out, type);
+        if (pinned) expect_matches_llama_cpp(*out, tensor_type_name(type));
         out.reset();
         fs::remove(path);
     }
@@ -331,10 +338,69 @@ TEST(QuantizeModel, F32ToKQuants) {
         }
         EXPECT_EQ(n_k, 30u);  // one ffn_down per layer
         EXPECT_EQ(r.n_fallback, 211u - 30u);
-        if (has_llama_variant(c.type)) expect_matches_llama_cpp(*out, c.type);
+        if (has_llama_variant(c.type)) expect_matches_llama_cpp(*out, tensor_type_name(c.type));
         out.reset();
         fs::remove(path);
     }
+}
+
+// The mixes: the type llama-quantize picks for each tensor (checked by the fixture, and
+// counted here by what quant_mix_test.cpp states: in SmolLM2-135M's 30 layers, 14 keep
+// more bits), every tensor equal to llama-quantize's byte for byte, and the file type recorded.
+TEST(QuantizeModel, F32ToMixes) {
+    auto src = GgufFile::open(model_f32());
+    const struct {
+        const char* mix;
+        TensorType base, narrow_rows;
+    } cases[] = {{"Q4_K_M", TensorType::Q4_K, TensorType::Q5_0},
+                 {"Q5_K_M", TensorType::Q5_K, TensorType::Q5_1},
+                 {"Q6_K", TensorType::Q6_K, TensorType::Q8_0}};
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.mix);
+        const QuantMix* mix = find_quant_mix(c.mix);
+        ASSERT_TRUE(mix);
+        std::string path = (temp_dir() / (std::string("model-") + c.mix + ".gguf")).string();
+        QuantizeOptions options;
+        options.mix = mix;
+        quantize_file(model_f32(), path, options);
+        auto out = GgufFile::open(path);
+        expect_same_layout(*src, *out, mix->llama_file_type);
+        std::map<TensorType, int> count;
+        for (const GgufTensor& t : out->tensors())
+            if (t.n_dims == 2) count[t.type()]++;
+        const bool m = mix->more_bits;
+        // token_embd doubles as the output (no output.weight), 576 wide: Q8_0, as are the
+        // attn_v of the 14 more-bits layers (Q6_K does not fit 576-wide rows) in the _M mixes.
+        EXPECT_EQ(count[TensorType::Q8_0], 1 + (m ? 14 : 0) + (m ? 0 : 180));
+        EXPECT_EQ(count[TensorType::Q6_K], m ? 14 : 30);  // ffn_down (1536 wide)
+        if (m) {
+            EXPECT_EQ(count[c.base], 30 - 14);
+            EXPECT_EQ(count[c.narrow_rows], 180 - 14);
+        }
+        expect_matches_llama_cpp(*out, c.mix, true);
+        out.reset();
+        fs::remove(path);
+    }
+}
+
+TEST(QuantizeModel, RejectsMixesForModelsWithOtherRules) {
+    GgufWriter w;
+    w.add_string("general.architecture", "llama");
+    w.add_u32("llama.expert_count", 8);
+    std::vector<float> v(256 * 2, 0.5f);
+    w.add_tensor("blk.0.ffn_down_exps.weight", TensorType::F32, std::vector<uint64_t>{256, 2},
+                 {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4});
+    auto file = GgufFile::parse(w.to_bytes(), "moe.gguf");
+    try {
+        plan_quantize(*file, *find_quant_mix("Q4_K_M"));
+        ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("'moe.gguf': kite quantize does not make Q4_K_M "
+                                             "files of mixture-of-experts models"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(plan_quantize(*file, TensorType::Q4_K)[0].to, TensorType::Q4_K);  // pure is fine
 }
 
 // Reports, as a failure, a writable type the llama.cpp fixture does not pin yet.
