@@ -70,9 +70,9 @@ TEST(QuantMix, TypePerTensor) {
     // Q6_K has no per-layer rule.
     EXPECT_EQ(mix_tensor_type(q6, tensor("blk.0.attn_v.weight", 576, 0)), T::Q6_K);
     // Everything else in a layer keeps the base type.
-    for (const char* name : {"blk.0.attn_q.weight", "blk.0.attn_k.weight",
-                             "blk.0.attn_output.weight", "blk.0.ffn_gate.weight",
-                             "blk.0.ffn_up.weight"}) {
+    for (const char* name :
+         {"blk.0.attn_q.weight", "blk.0.attn_k.weight", "blk.0.attn_output.weight",
+          "blk.0.ffn_gate.weight", "blk.0.ffn_up.weight"}) {
         EXPECT_EQ(mix_tensor_type(q4, tensor(name, 576)), T::Q4_K) << name;
         EXPECT_EQ(mix_tensor_type(q5, tensor(name, 576)), T::Q5_K) << name;
         EXPECT_EQ(mix_tensor_type(q6, tensor(name, 576)), T::Q6_K) << name;
@@ -98,8 +98,8 @@ TEST(QuantMix, OutputAndEmbeddings) {
 // layer 1), out of the attn_v tensors; ffn_down out of the layer count given.
 TEST(QuantMix, CountsPositionsInLlamaQuantizeOrder) {
     std::vector<MixTensor> t = {
-        tensor("blk.10.attn_v.weight", 64), tensor("blk.2.attn_v.weight", 64),
-        tensor("blk.9.attn_v.weight", 64),  tensor("blk.10.ffn_down.weight", 64),
+        tensor("blk.10.attn_v.weight", 64),  tensor("blk.2.attn_v.weight", 64),
+        tensor("blk.9.attn_v.weight", 64),   tensor("blk.10.ffn_down.weight", 64),
         tensor("blk.2.ffn_down.weight", 64), tensor("token_embd.weight", 64),
         tensor("blk.2.attn_q.weight", 64)};
     for (MixTensor& m : t) m.index = m.count = -1;

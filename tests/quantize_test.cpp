@@ -344,17 +344,16 @@ TEST(QuantizeModel, F32ToKQuants) {
     }
 }
 
-// The mixes: the type llama-quantize picks for each tensor (checked by the fixture, and
-// counted here by what quant_mix_test.cpp states: in SmolLM2-135M's 30 layers, 14 keep
-// more bits), every tensor equal to llama-quantize's byte for byte, and the file type recorded.
+// The _M mixes: the type llama-quantize picks for each tensor (checked by the fixture, and
+// counted here by what quant_mix_test.cpp states: in SmolLM2-135M's 30 layers, 14 keep more
+// bits), every tensor equal to llama-quantize's byte for byte, and the file type recorded.
 TEST(QuantizeModel, F32ToMixes) {
     auto src = GgufFile::open(model_f32());
     const struct {
         const char* mix;
         TensorType base, narrow_rows;
     } cases[] = {{"Q4_K_M", TensorType::Q4_K, TensorType::Q5_0},
-                 {"Q5_K_M", TensorType::Q5_K, TensorType::Q5_1},
-                 {"Q6_K", TensorType::Q6_K, TensorType::Q8_0}};
+                 {"Q5_K_M", TensorType::Q5_K, TensorType::Q5_1}};
     for (const auto& c : cases) {
         SCOPED_TRACE(c.mix);
         const QuantMix* mix = find_quant_mix(c.mix);
@@ -362,25 +361,39 @@ TEST(QuantizeModel, F32ToMixes) {
         std::string path = (temp_dir() / (std::string("model-") + c.mix + ".gguf")).string();
         QuantizeOptions options;
         options.mix = mix;
-        quantize_file(model_f32(), path, options);
+        QuantizeResult r = quantize_file(model_f32(), path, options);
         auto out = GgufFile::open(path);
         expect_same_layout(*src, *out, mix->llama_file_type);
         std::map<TensorType, int> count;
         for (const GgufTensor& t : out->tensors())
             if (t.n_dims == 2) count[t.type()]++;
-        const bool m = mix->more_bits;
-        // token_embd doubles as the output (no output.weight), 576 wide: Q8_0, as are the
-        // attn_v of the 14 more-bits layers (Q6_K does not fit 576-wide rows) in the _M mixes.
-        EXPECT_EQ(count[TensorType::Q8_0], 1 + (m ? 14 : 0) + (m ? 0 : 180));
-        EXPECT_EQ(count[TensorType::Q6_K], m ? 14 : 30);  // ffn_down (1536 wide)
-        if (m) {
-            EXPECT_EQ(count[c.base], 30 - 14);
-            EXPECT_EQ(count[c.narrow_rows], 180 - 14);
-        }
+        // token_embd doubles as the output (no output.weight) and is 576 wide: Q8_0, as are
+        // the attn_v of the 14 more-bits layers (their Q6_K does not fit 576-wide rows).
+        EXPECT_EQ(count[TensorType::Q8_0], 1 + 14);
+        EXPECT_EQ(count[TensorType::Q6_K], 14);  // ffn_down (1536 wide) of those layers
+        EXPECT_EQ(count[c.base], 30 - 14);       // the other ffn_down
+        EXPECT_EQ(count[c.narrow_rows], 180 - 14);
+        EXPECT_EQ(r.n_fallback, 180u);  // every 576-wide layer matrix
         expect_matches_llama_cpp(*out, c.mix, true);
         out.reset();
         fs::remove(path);
     }
+}
+
+// llama-quantize's Q6_K file type writes what --pure Q6_K does (its output rule picks Q8_0
+// for 576-wide rows, as the fallback would): the same plan, and the fixture's two records of
+// llama-quantize agree, so F32ToKQuants's byte comparison covers the mix too.
+TEST(QuantizeModel, Q6_KMixIsPureQ6_K) {
+    auto src = GgufFile::open(model_f32());
+    std::vector<TensorPlan> mix = plan_quantize(*src, *find_quant_mix("Q6_K"));
+    std::vector<TensorPlan> pure = plan_quantize(*src, TensorType::Q6_K);
+    ASSERT_EQ(mix.size(), pure.size());
+    for (size_t i = 0; i < mix.size(); ++i) EXPECT_EQ(mix[i].to, pure[i].to) << mix[i].name;
+    const nlohmann::json* llama_mix = llama_variant("Q6_K", true);
+    const nlohmann::json* llama_pure = llama_variant("Q6_K", false);
+    ASSERT_TRUE(llama_mix && llama_pure);
+    EXPECT_EQ(llama_mix->at("tensors"), llama_pure->at("tensors"));
+    EXPECT_EQ(find_quant_mix("Q6_K")->llama_file_type, llama_file_type(TensorType::Q6_K));
 }
 
 TEST(QuantizeModel, RejectsMixesForModelsWithOtherRules) {

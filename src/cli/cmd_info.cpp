@@ -60,10 +60,11 @@ void print_info(const std::string& path, bool show_metadata) {
     fmt::print("tensor types:    {} in {} tensors, {:.2f} bits per weight\n", human_bytes(n_bytes),
                file->tensors().size(), bits_per_weight(n_bytes, n_params));
     for (const auto& [name, tt] : by_type)
-        fmt::print("  {:<8} {:>4} tensors  {:>12} bytes ({}, {:.1f}% of the weights)  {:.2f} "
-                   "bits/weight\n",
-                   name, tt.tensors, tt.bytes, human_bytes(tt.bytes),
-                   100.0 * double(tt.elements) / double(n_params), bits_per_weight(tt.bytes, tt.elements));
+        fmt::print(
+            "  {:<8} {:>4} tensors  {:>12} bytes ({}, {:.1f}% of the weights)  {:.2f} "
+            "bits/weight\n",
+            name, tt.tensors, tt.bytes, human_bytes(tt.bytes),
+            100.0 * double(tt.elements) / double(n_params), bits_per_weight(tt.bytes, tt.elements));
     std::string tok_model(file->get_string("tokenizer.ggml.model").value_or("(none)"));
     std::string tok_pre(file->get_string("tokenizer.ggml.pre").value_or("default"));
     fmt::print("tokenizer:       {} (pre-tokenizer {})\n", tok_model, tok_pre);

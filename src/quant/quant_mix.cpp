@@ -107,8 +107,7 @@ TensorType mix_tensor_type(const QuantMix& mix, const MixTensor& t) {
         t.name == "output.weight" || (!t.model_has_output && t.name == "token_embd.weight");
     if (is_output) return output_type(mix, t.row_width);
     const bool more_bits = mix.more_bits && uses_more_bits(t.index, t.count);
-    if (is_attn_v(t.name) || is_ffn_down(t.name))
-        return more_bits ? T::Q6_K : mix.base;
+    if (is_attn_v(t.name) || is_ffn_down(t.name)) return more_bits ? T::Q6_K : mix.base;
     if (contains(t.name, "attn_qkv.weight")) return mix.fused_qkv;
     return mix.base;
 }

@@ -84,7 +84,8 @@ TensorType parse_quantize_type(std::string_view name) {
     for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     for (const RowConversion& c : row_conversions())
         if (c.quantize && upper == tensor_type_name(c.type)) return c.type;
-    fail("unknown type '{}' (types: {}; mixes: {})", name, writable_type_names(), quant_mix_names());
+    fail("unknown type '{}' (types: {}; mixes: {})", name, writable_type_names(),
+         quant_mix_names());
 }
 
 uint32_t llama_file_type(TensorType type) {
@@ -167,10 +168,11 @@ std::vector<TensorPlan> plan_quantize(const GgufFile& file, TensorType type) {
 std::vector<TensorPlan> plan_quantize(const GgufFile& file, const QuantMix& mix) {
     const std::string_view arch = file.get_string("general.architecture").value_or("");
     if (file.get_int(std::string(arch) + ".expert_count").value_or(0) > 1 || arch == "falcon")
-        fail("'{}': kite quantize does not make {} files of {} models (llama-quantize has "
-             "rules of their own for them)",
-             file.name(), mix.name,
-             arch == "falcon" ? std::string("Falcon") : std::string("mixture-of-experts"));
+        fail(
+            "'{}': kite quantize does not make {} files of {} models (llama-quantize has "
+            "rules of their own for them)",
+            file.name(), mix.name,
+            arch == "falcon" ? std::string("Falcon") : std::string("mixture-of-experts"));
     const bool has_output = file.find_tensor("output.weight") != nullptr;
     std::vector<MixTensor> matrices;
     std::vector<size_t> matrix_of(file.tensors().size());
@@ -178,11 +180,12 @@ std::vector<TensorPlan> plan_quantize(const GgufFile& file, const QuantMix& mix)
         const GgufTensor& t = file.tensors()[i];
         if (!is_weight_matrix(t)) continue;
         matrix_of[i] = matrices.size();
-        matrices.push_back({.name = t.name, .row_width = t.dims[0], .model_has_output = has_output});
+        matrices.push_back(
+            {.name = t.name, .row_width = t.dims[0], .model_has_output = has_output});
     }
     count_mix_positions(matrices, layer_count(file, arch));
-    return plan_tensors(
-        file, [&](size_t i) { return mix_tensor_type(mix, matrices[matrix_of[i]]); });
+    return plan_tensors(file,
+                        [&](size_t i) { return mix_tensor_type(mix, matrices[matrix_of[i]]); });
 }
 
 QuantizeResult quantize_file(const std::string& in, const std::string& out,
