@@ -4,17 +4,18 @@
 
 #include <cmath>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/roofline.h"
 #include "gguf/gguf_file.h"
-#include "gguf/gguf_writer.h"
 #include "kernels/isa.h"
 #include "model/model_config.h"
 #include "model/model_cost.h"
 #include "test_paths.h"
+#include "tiny_llama.h"
 
 namespace kite {
 namespace {
@@ -121,76 +122,47 @@ TEST_F(ModelCostTest, AttentionIntensity) {
 }
 
 // A mixed file (as llama-quantize's Q4_K_M writes: a type per matrix) costs each matrix at
-// its own type's bytes per weight, here written out from the block layouts (values per block,
-// bytes per block), not from Kite's type table.
+// its own type's bytes per weight, here written out from the block layouts (bytes per value),
+// not from Kite's type table.
 TEST(ModelCostMixed, EachMatrixAtItsOwnBytes) {
-    const int64_t embd = 256, ff = 512, vocab = 32, layers = 2, kv = 128;
-    struct Matrix {
-        const char* leaf;
-        TensorType type;
-        int64_t cols, rows;
-        double bytes_per_weight;
-    };
-    const Matrix mats[] = {{"attn_q", TensorType::Q4_K, embd, embd, 144.0 / 256},
-                           {"attn_k", TensorType::Q5_0, embd, kv, 22.0 / 32},
-                           {"attn_v", TensorType::Q6_K, embd, kv, 210.0 / 256},
-                           {"attn_output", TensorType::Q5_K, embd, embd, 176.0 / 256},
-                           {"ffn_gate", TensorType::Q5_1, embd, ff, 24.0 / 32},
-                           {"ffn_up", TensorType::Q4_K, embd, ff, 144.0 / 256},
-                           {"ffn_down", TensorType::Q8_0, ff, embd, 34.0 / 32}};
-    GgufWriter w;
-    w.add_string("general.architecture", "llama");
-    w.add_u32("llama.block_count", layers);
-    w.add_u32("llama.embedding_length", embd);
-    w.add_u32("llama.feed_forward_length", ff);
-    w.add_u32("llama.attention.head_count", 4);
-    w.add_u32("llama.attention.head_count_kv", 2);
-    w.add_u32("llama.context_length", 64);
-    w.add_u32("llama.vocab_size", vocab);
-    auto tensor = [&w](const std::string& name, TensorType type, int64_t cols, int64_t rows,
-                       double bytes_per_weight) {
-        w.add_tensor(name, type, std::vector<uint64_t>{uint64_t(cols), uint64_t(rows)},
-                     std::vector<uint8_t>(size_t(bytes_per_weight * double(cols * rows)), 0));
-    };
-    const std::vector<float> norm(embd, 1.0f);
-    auto add_norm = [&](const std::string& name) {
-        w.add_tensor(name, TensorType::F32, std::vector<uint64_t>{uint64_t(embd)},
-                     {reinterpret_cast<const uint8_t*>(norm.data()), norm.size() * 4});
-    };
-    tensor("token_embd.weight", TensorType::Q8_0, embd, vocab, 34.0 / 32);
-    double expected_bytes = 0, expected_q4_k = 0;
-    for (int64_t l = 0; l < layers; ++l) {
-        const std::string blk = "blk." + std::to_string(l) + ".";
-        add_norm(blk + "attn_norm.weight");
-        add_norm(blk + "ffn_norm.weight");
-        for (const Matrix& m : mats) {
-            tensor(blk + m.leaf + ".weight", m.type, m.cols, m.rows, m.bytes_per_weight);
-            expected_bytes += m.bytes_per_weight * double(m.cols * m.rows);
-            if (m.type == TensorType::Q4_K)
-                expected_q4_k += m.bytes_per_weight * double(m.cols * m.rows);
-        }
-        expected_bytes += 2 * embd * 4;
-    }
-    add_norm("output_norm.weight");
-    tensor("output.weight", TensorType::Q6_K, embd, vocab, 210.0 / 256);
-    expected_bytes += embd * 4 + 210.0 / 256 * embd * vocab;
-
-    auto file = GgufFile::parse(w.to_bytes(), "mixed.gguf");
+    using T = TensorType;
+    const std::map<std::string, std::pair<T, double>> types = {
+        {"token_embd", {T::Q8_0, 34.0 / 32}},    {"attn_q", {T::Q4_K, 144.0 / 256}},
+        {"attn_k", {T::Q5_0, 22.0 / 32}},        {"attn_v", {T::Q6_K, 210.0 / 256}},
+        {"attn_output", {T::Q5_K, 176.0 / 256}}, {"ffn_gate", {T::Q5_1, 24.0 / 32}},
+        {"ffn_up", {T::Q4_K, 144.0 / 256}},      {"ffn_down", {T::Q8_0, 34.0 / 32}},
+        {"output", {T::Q6_K, 210.0 / 256}}};
+    test::TinyLlama tiny;
+    tiny.type_of = [&](const std::string& leaf) { return types.at(leaf).first; };
+    const std::vector<uint8_t> bytes_of_file = tiny.to_bytes();  // the file views these bytes
+    auto file = GgufFile::parse(bytes_of_file, "mixed.gguf");
     const ModelCost cost = model_cost(*file, read_model_config(*file));
-    EXPECT_EQ(double(cost.weight_bytes()), expected_bytes);
-    EXPECT_EQ(cost.embd_row_bytes, 34u * embd / 32);
-    EXPECT_EQ(double(cost.weight_types.at(TensorType::Q4_K).bytes), expected_q4_k);
-    EXPECT_DOUBLE_EQ(cost.weight_types.at(TensorType::Q4_K).bits_per_weight(), 4.5);
-    EXPECT_DOUBLE_EQ(cost.weight_types.at(TensorType::Q6_K).bits_per_weight(), 6.5625);
-    EXPECT_DOUBLE_EQ(cost.weight_types.at(TensorType::Q5_0).bits_per_weight(), 5.5);
-    EXPECT_DOUBLE_EQ(cost.weight_types.at(TensorType::F32).bits_per_weight(), 32);
-    EXPECT_EQ(cost.weight_types.count(TensorType::Q8_0), 1u);  // ffn_down; not the embedding
+
+    const double embd = test::TinyLlama::kEmbd, ff = test::TinyLlama::kFf,
+                 kv = test::TinyLlama::kKvWidth, vocab = test::TinyLlama::kVocab;
+    auto bytes = [&](const char* leaf, double cols, double rows) {
+        return types.at(leaf).second * cols * rows;
+    };
+    const double layer = bytes("attn_q", embd, embd) + bytes("attn_k", embd, kv) +
+                         bytes("attn_v", embd, kv) + bytes("attn_output", embd, embd) +
+                         bytes("ffn_gate", embd, ff) + bytes("ffn_up", embd, ff) +
+                         bytes("ffn_down", ff, embd) + 2 * embd * 4;
+    const double expected = 2 * layer + bytes("output", embd, vocab) + embd * 4;
+    EXPECT_EQ(double(cost.weight_bytes()), expected);
+    EXPECT_EQ(double(cost.embd_row_bytes), bytes("token_embd", embd, 1));
+    EXPECT_EQ(double(cost.weight_types.at(T::Q4_K).bytes),
+              2 * (bytes("attn_q", embd, embd) + bytes("ffn_up", embd, ff)));
+    EXPECT_DOUBLE_EQ(cost.weight_types.at(T::Q4_K).bits_per_weight(), 4.5);
+    EXPECT_DOUBLE_EQ(cost.weight_types.at(T::Q6_K).bits_per_weight(), 6.5625);
+    EXPECT_DOUBLE_EQ(cost.weight_types.at(T::Q5_0).bits_per_weight(), 5.5);
+    EXPECT_DOUBLE_EQ(cost.weight_types.at(T::F32).bits_per_weight(), 32);
+    EXPECT_EQ(cost.weight_types.at(T::Q8_0).params, uint64_t(2 * ff * embd));  // not the table
     uint64_t sum = 0;
     for (const auto& [type, tb] : cost.weight_types) sum += tb.bytes;
     EXPECT_EQ(sum, cost.weight_bytes());
     // One decode token reads W, an embedding row and the KV of its one position.
     EXPECT_EQ(cost.pass(1, 1, 0, 2).bytes,
-              expected_bytes + 34.0 * embd / 32 + double(cost.kv_bytes_per_token(2)));
+              expected + bytes("token_embd", embd, 1) + double(cost.kv_bytes_per_token(2)));
 }
 
 TEST(Roofline, ThresholdsAndFractions) {

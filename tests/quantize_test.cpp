@@ -403,7 +403,8 @@ TEST(QuantizeModel, RejectsMixesForModelsWithOtherRules) {
     std::vector<float> v(256 * 2, 0.5f);
     w.add_tensor("blk.0.ffn_down_exps.weight", TensorType::F32, std::vector<uint64_t>{256, 2},
                  {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4});
-    auto file = GgufFile::parse(w.to_bytes(), "moe.gguf");
+    const std::vector<uint8_t> bytes = w.to_bytes();  // the file views these bytes
+    auto file = GgufFile::parse(bytes, "moe.gguf");
     try {
         plan_quantize(*file, *find_quant_mix("Q4_K_M"));
         ADD_FAILURE() << "no error";

@@ -7,10 +7,12 @@
 #     scripts/make-variants.sh makes it), after checking that every tensor equals the one
 #     `llama-quantize` writes from the same F32 file (type and bytes; only the order of the
 #     tensors in the file differs);
-#   - llama.cpp's argmax and top-2 logit gap at every position of the same windows of token
-#     ids as tests/fixtures/reference/default.json (the GPL-3 text, 4 windows of 256), and the
-#     perplexity over their second halves, from tools/llamacpp/teacher_forced.cpp (built here
-#     against the static libraries tools/llamacpp/build.sh leaves);
+#   - llama.cpp's argmax and top-2 logit gap at every position of one window of the first 64
+#     token ids of tests/fixtures/reference/default.json (the GPL-3 text), and the perplexity
+#     over its second half, from tools/llamacpp/teacher_forced.cpp (built here against the
+#     static libraries tools/llamacpp/build.sh leaves). One short window, because Kite
+#     multiplies these types with its scalar reference dot products until packed kernels
+#     for them land, and the tests run it under every instruction set;
 #   - llama-perplexity's own estimate on the same file and text.
 #
 # Environment:
@@ -32,6 +34,8 @@ OUT_DIR="${KITE_FIXTURE_DIR:-tests/fixtures/reference}"
 BASE_FIXTURE="$OUT_DIR/default.json"
 F32="models/variants/default-f32.gguf"
 MIXES=(Q4_K_M Q5_K_M)
+N_CTX=64
+N_WINDOWS=1
 
 log() { printf '[kquant-fixtures] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -83,7 +87,8 @@ if differ:
 PY
 
     lp_args=(-m "$file" -f "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["teacher_forced"]["text_file"])' "$BASE_FIXTURE")"
-             -c 256 -b 256 -ub 256 --chunks 4 -t "$THREADS" -tb "$THREADS" -fa off -ngl 0
+             -c "$N_CTX" -b "$N_CTX" -ub "$N_CTX" --chunks "$N_WINDOWS" -t "$THREADS"
+             -tb "$THREADS" -fa off -ngl 0
              -ctk f16 -ctv f16 --seed 42)
     log "llama-perplexity ${lp_args[*]}"
     "$LLAMA/bin/llama-perplexity" "${lp_args[@]}" >"$WORK/lp.log" 2>&1 ||
@@ -91,7 +96,7 @@ PY
 
     log "teacher_forced $file"
     python3 - "$BASE_FIXTURE" "$file" "$TF" "$THREADS" "$WORK/lp.log" "$mix" \
-        "$OUT_DIR/default-$lower.json" <<'PY'
+        "$OUT_DIR/default-$lower.json" "$N_CTX" "$N_WINDOWS" "${lp_args[*]}" <<'PY'
 import hashlib
 import json
 import math
@@ -99,10 +104,11 @@ import re
 import subprocess
 import sys
 
-base_path, model, tf_bin, threads, lp_log, mix, out = sys.argv[1:]
+base_path, model, tf_bin, threads, lp_log, mix, out, n_ctx, n_windows, lp_command = sys.argv[1:]
 base = json.load(open(base_path))
 tf = base["teacher_forced"]
-n_ctx, n_windows, first = tf["n_ctx"], tf["n_windows"], tf["first_scored"]
+n_ctx, n_windows = int(n_ctx), int(n_windows)
+first = n_ctx // 2  # as llama-perplexity scores each window
 ids = tf["ids"][:n_ctx * n_windows]
 # SmolLM2 adds no BOS, so each window is fed as it is (llama-perplexity would otherwise put
 # BOS first in each window).
@@ -144,9 +150,8 @@ doc = {
         "first_scored": first,
         "windows": windows,
         "perplexity": {"count": count, "ppl": math.exp(nll_sum / count)},
-        "llama_perplexity": {"command": "llama-perplexity -m MODEL -f TEXT -c 256 -b 256 -ub 256 "
-                                        "--chunks 4 -t 2 -tb 2 -fa off -ngl 0 -ctk f16 -ctv f16 "
-                                        "--seed 42",
+        "llama_perplexity": {"command": "llama-perplexity " + re.sub(
+                                 r"-m \S+ -f \S+", "-m MODEL -f TEXT", lp_command),
                              "ppl": float(final.group(1)), "ppl_error": float(final.group(2)),
                              "output_line": final.group(0)},
     },
