@@ -557,6 +557,22 @@ TEST(QuantizeCli, ConvertsAndReportsEachTensor) {
     EXPECT_FALSE(fs::exists(out + ".tmp"));
 }
 
+// A mix by name, in any case: each tensor's own wanted type in its fallback note, the mix's
+// file type recorded.
+TEST(QuantizeCli, WritesAMix) {
+    std::string in = small_model("cli-mix.gguf");
+    std::string out = (temp_dir() / "cli-q4_k_m.gguf").string();
+    auto r = test::run_kite("quantize " + in + " " + out + " q4_k_m");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("rows of 64 do not fill Q4_K blocks: Q5_0 instead"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("rows of 48 do not fill Q4_K blocks: F16 instead"), std::string::npos)
+        << r.err;
+    auto file = GgufFile::open(out);
+    EXPECT_EQ(file->find_tensor("blk.0.ffn_up.weight")->type(), TensorType::Q5_0);
+    EXPECT_EQ(file->get_int("general.file_type"), 15);  // LLAMA_FTYPE_MOSTLY_Q4_K_M
+}
+
 TEST(QuantizeCli, RejectsBadInputWithOneLine) {
     std::string in = small_model("bad-in.gguf");
     std::string iq2 = small_model("bad-iq2.gguf", TensorType::IQ2_XXS);
