@@ -347,7 +347,7 @@ TEST(QuantizeModel, F32ToKQuants) {
 // The _M mixes: the type llama-quantize picks for each tensor (checked by the fixture, and
 // counted here by what quant_mix_test.cpp states: in SmolLM2-135M's 30 layers, 14 keep more
 // bits), every tensor equal to llama-quantize's byte for byte, and the file type recorded.
-TEST(QuantizeModel, F32ToMixes) {
+TEST(QuantizeModel, F32ToMixesSlow) {
     auto src = GgufFile::open(model_f32());
     const struct {
         const char* mix;
