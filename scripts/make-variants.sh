@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# Makes the F32, F16, Q8_0 and Q4_0 variants of the default model with `kite quantize` (the
-# reference tests compare F32 and Q8_0 against llama.cpp's outputs on the same bytes;
-# bench/compare-llamacpp measures F16, Q8_0 and Q4_0 beside llama.cpp). Needs build/bin/kite.
+# Makes variants of the default model with `kite quantize`: F32, F16, Q8_0 and Q4_0 from the
+# default model, and llama-quantize's Q4_K_M and Q5_K_M mixes from the F32 variant (every
+# tensor equal to llama-quantize's; tests/quantize_test.cpp checks that). The reference tests
+# compare F32, Q8_0, Q4_K_M and Q5_K_M against llama.cpp's outputs on the same bytes;
+# bench/compare-llamacpp measures F16, Q8_0, Q4_0 and Q4_K_M beside llama.cpp. Needs
+# build/bin/kite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p models/variants
-for type in F32 F16 Q8_0 Q4_0; do
-  out="models/variants/default-$(echo "$type" | tr 'A-Z' 'a-z').gguf"
+make_variant() {  # source type
+  local out="models/variants/default-$(echo "$2" | tr 'A-Z' 'a-z').gguf"
   if [ ! -s "$out" ]; then
     echo "[variants] making $out"
-    build/bin/kite quantize models/default.gguf "$out" "$type" 2> /dev/null
+    build/bin/kite quantize "$1" "$out" "$2" 2> /dev/null
   fi
-done
-echo "[variants] F32, F16, Q8_0 and Q4_0 variants present in models/variants/"
+}
+for type in F32 F16 Q8_0 Q4_0; do make_variant models/default.gguf "$type"; done
+for mix in Q4_K_M Q5_K_M; do make_variant models/variants/default-f32.gguf "$mix"; done
+echo "[variants] F32, F16, Q8_0, Q4_0, Q4_K_M and Q5_K_M variants present in models/variants/"

@@ -4,7 +4,10 @@
 
 #include <cmath>
 
+#include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "engine/roofline.h"
 #include "gguf/gguf_file.h"
@@ -12,6 +15,7 @@
 #include "model/model_config.h"
 #include "model/model_cost.h"
 #include "test_paths.h"
+#include "tiny_llama.h"
 
 namespace kite {
 namespace {
@@ -115,6 +119,50 @@ TEST_F(ModelCostTest, AttentionIntensity) {
     }
     // Decode attention: ~2g/b FLOPs per byte, whatever the context.
     EXPECT_NEAR(cost_.attention(1, 8192, 2).intensity(), 3.0, 1e-3);
+}
+
+// A mixed file (as llama-quantize's Q4_K_M writes: a type per matrix) costs each matrix at
+// its own type's bytes per weight, here written out from the block layouts (bytes per value),
+// not from Kite's type table.
+TEST(ModelCostMixed, EachMatrixAtItsOwnBytes) {
+    using T = TensorType;
+    const std::map<std::string, std::pair<T, double>> types = {
+        {"token_embd", {T::Q8_0, 34.0 / 32}},    {"attn_q", {T::Q4_K, 144.0 / 256}},
+        {"attn_k", {T::Q5_0, 22.0 / 32}},        {"attn_v", {T::Q6_K, 210.0 / 256}},
+        {"attn_output", {T::Q5_K, 176.0 / 256}}, {"ffn_gate", {T::Q5_1, 24.0 / 32}},
+        {"ffn_up", {T::Q4_K, 144.0 / 256}},      {"ffn_down", {T::Q8_0, 34.0 / 32}},
+        {"output", {T::Q6_K, 210.0 / 256}}};
+    test::TinyLlama tiny;
+    tiny.type_of = [&](const std::string& leaf) { return types.at(leaf).first; };
+    const std::vector<uint8_t> bytes_of_file = tiny.to_bytes();  // the file views these bytes
+    auto file = GgufFile::parse(bytes_of_file, "mixed.gguf");
+    const ModelCost cost = model_cost(*file, read_model_config(*file));
+
+    const double embd = test::TinyLlama::kEmbd, ff = test::TinyLlama::kFf,
+                 kv = test::TinyLlama::kKvWidth, vocab = test::TinyLlama::kVocab;
+    auto bytes = [&](const char* leaf, double cols, double rows) {
+        return types.at(leaf).second * cols * rows;
+    };
+    const double layer = bytes("attn_q", embd, embd) + bytes("attn_k", embd, kv) +
+                         bytes("attn_v", embd, kv) + bytes("attn_output", embd, embd) +
+                         bytes("ffn_gate", embd, ff) + bytes("ffn_up", embd, ff) +
+                         bytes("ffn_down", ff, embd) + 2 * embd * 4;
+    const double expected = 2 * layer + bytes("output", embd, vocab) + embd * 4;
+    EXPECT_EQ(double(cost.weight_bytes()), expected);
+    EXPECT_EQ(double(cost.embd_row_bytes), bytes("token_embd", embd, 1));
+    EXPECT_EQ(double(cost.weight_types.at(T::Q4_K).bytes),
+              2 * (bytes("attn_q", embd, embd) + bytes("ffn_up", embd, ff)));
+    EXPECT_DOUBLE_EQ(cost.weight_types.at(T::Q4_K).bits_per_weight(), 4.5);
+    EXPECT_DOUBLE_EQ(cost.weight_types.at(T::Q6_K).bits_per_weight(), 6.5625);
+    EXPECT_DOUBLE_EQ(cost.weight_types.at(T::Q5_0).bits_per_weight(), 5.5);
+    EXPECT_DOUBLE_EQ(cost.weight_types.at(T::F32).bits_per_weight(), 32);
+    EXPECT_EQ(cost.weight_types.at(T::Q8_0).params, uint64_t(2 * ff * embd));  // not the table
+    uint64_t sum = 0;
+    for (const auto& [type, tb] : cost.weight_types) sum += tb.bytes;
+    EXPECT_EQ(sum, cost.weight_bytes());
+    // One decode token reads W, an embedding row and the KV of its one position.
+    EXPECT_EQ(cost.pass(1, 1, 0, 2).bytes,
+              expected + bytes("token_embd", embd, 1) + double(cost.kv_bytes_per_token(2)));
 }
 
 TEST(Roofline, ThresholdsAndFractions) {

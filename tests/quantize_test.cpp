@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -153,19 +154,25 @@ const nlohmann::json& llama_fixture() {
     return fixture;
 }
 
+// The fixture's record of llama-quantize's output for `name` (a type with --pure, or a mix),
+// nullptr if it has none.
+const nlohmann::json* llama_variant(const std::string& name, bool mix) {
+    for (const auto& v : llama_fixture().at("variants"))
+        if (v.at("type") == name && v.value("mix", false) == mix) return &v;
+    return nullptr;
+}
+
 // Whether the fixture pins llama-quantize's output for `type` (the types added with the
 // K-quants are pinned once tools/make-quantize-fixtures.sh has been run with them).
 bool has_llama_variant(TensorType type) {
-    for (const auto& v : llama_fixture().at("variants"))
-        if (v.at("type") == tensor_type_name(type)) return true;
-    return false;
+    return llama_variant(tensor_type_name(type), false) != nullptr;
 }
 
-void expect_matches_llama_cpp(const GgufFile& out, TensorType type) {
-    const nlohmann::json* variant = nullptr;
-    for (const auto& v : llama_fixture().at("variants"))
-        if (v.at("type") == tensor_type_name(type)) variant = &v;
-    ASSERT_TRUE(variant) << "no " << tensor_type_name(type) << " in the fixture";
+// Every tensor of `out` has the type, shape and bytes of llama-quantize's (`name` with
+// --pure, or the mix `name`).
+void expect_matches_llama_cpp(const GgufFile& out, const std::string& name, bool mix = false) {
+    const nlohmann::json* variant = llama_variant(name, mix);
+    ASSERT_TRUE(variant) << "no " << name << " in the fixture";
     const auto& expected = variant->at("tensors");
     ASSERT_EQ(out.tensors().size(), expected.size());
     size_t matched = 0;
@@ -197,7 +204,7 @@ TEST(QuantizeModel, DefaultModelToF32) {
         std::vector<float> x = values(a), y = values(b);
         ASSERT_EQ(std::memcmp(x.data(), y.data(), x.size() * sizeof(float)), 0) << a.name;
     }
-    expect_matches_llama_cpp(*out, TensorType::F32);
+    expect_matches_llama_cpp(*out, "F32");
 }
 
 // Worst error of each value of `type`, given the f32 source values `x` (a multiple of 32).
@@ -291,7 +298,7 @@ TEST(QuantizeModel, F32ToEveryTypeSlow) {
         auto out = GgufFile::open(path);
         expect_same_layout(*src, *out, llama_file_type(type));
         expect_within_tolerance(*src, *out, type);
-        if (pinned) expect_matches_llama_cpp(*out, type);
+        if (pinned) expect_matches_llama_cpp(*out, tensor_type_name(type));
         out.reset();
         fs::remove(path);
     }
@@ -331,10 +338,83 @@ TEST(QuantizeModel, F32ToKQuantsSlow) {
         }
         EXPECT_EQ(n_k, 30u);  // one ffn_down per layer
         EXPECT_EQ(r.n_fallback, 211u - 30u);
-        if (has_llama_variant(c.type)) expect_matches_llama_cpp(*out, c.type);
+        if (has_llama_variant(c.type)) expect_matches_llama_cpp(*out, tensor_type_name(c.type));
         out.reset();
         fs::remove(path);
     }
+}
+
+// The _M mixes: the type llama-quantize picks for each tensor (checked by the fixture, and
+// counted here by what quant_mix_test.cpp states: in SmolLM2-135M's 30 layers, 14 keep more
+// bits), every tensor equal to llama-quantize's byte for byte, and the file type recorded.
+TEST(QuantizeModel, F32ToMixesSlow) {
+    auto src = GgufFile::open(model_f32());
+    const struct {
+        const char* mix;
+        TensorType base, narrow_rows;
+    } cases[] = {{"Q4_K_M", TensorType::Q4_K, TensorType::Q5_0},
+                 {"Q5_K_M", TensorType::Q5_K, TensorType::Q5_1}};
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.mix);
+        const QuantMix* mix = find_quant_mix(c.mix);
+        ASSERT_TRUE(mix);
+        std::string path = (temp_dir() / (std::string("model-") + c.mix + ".gguf")).string();
+        QuantizeOptions options;
+        options.mix = mix;
+        QuantizeResult r = quantize_file(model_f32(), path, options);
+        auto out = GgufFile::open(path);
+        expect_same_layout(*src, *out, mix->llama_file_type);
+        std::map<TensorType, int> count;
+        for (const GgufTensor& t : out->tensors())
+            if (t.n_dims == 2) count[t.type()]++;
+        // token_embd doubles as the output (no output.weight) and is 576 wide: Q8_0, as are
+        // the attn_v of the 14 more-bits layers (their Q6_K does not fit 576-wide rows).
+        EXPECT_EQ(count[TensorType::Q8_0], 1 + 14);
+        EXPECT_EQ(count[TensorType::Q6_K], 14);  // ffn_down (1536 wide) of those layers
+        EXPECT_EQ(count[c.base], 30 - 14);       // the other ffn_down
+        EXPECT_EQ(count[c.narrow_rows], 180 - 14);
+        EXPECT_EQ(r.n_fallback, 180u);  // every 576-wide layer matrix
+        expect_matches_llama_cpp(*out, c.mix, true);
+        out.reset();
+        fs::remove(path);
+    }
+}
+
+// llama-quantize's Q6_K file type writes what --pure Q6_K does (its output rule picks Q8_0
+// for 576-wide rows, as the fallback would): the same plan, and the fixture's two records of
+// llama-quantize agree, so F32ToKQuants's byte comparison covers the mix too.
+TEST(QuantizeModel, Q6_KMixIsPureQ6_K) {
+    auto src = GgufFile::open(test::default_model_path());  // plans depend on names and shapes
+    std::vector<TensorPlan> mix = plan_quantize(*src, *find_quant_mix("Q6_K"));
+    std::vector<TensorPlan> pure = plan_quantize(*src, TensorType::Q6_K);
+    ASSERT_EQ(mix.size(), pure.size());
+    for (size_t i = 0; i < mix.size(); ++i) EXPECT_EQ(mix[i].to, pure[i].to) << mix[i].name;
+    const nlohmann::json* llama_mix = llama_variant("Q6_K", true);
+    const nlohmann::json* llama_pure = llama_variant("Q6_K", false);
+    ASSERT_TRUE(llama_mix && llama_pure);
+    EXPECT_EQ(llama_mix->at("tensors"), llama_pure->at("tensors"));
+    EXPECT_EQ(find_quant_mix("Q6_K")->llama_file_type, llama_file_type(TensorType::Q6_K));
+}
+
+TEST(QuantizeModel, RejectsMixesForModelsWithOtherRules) {
+    GgufWriter w;
+    w.add_string("general.architecture", "llama");
+    w.add_u32("llama.expert_count", 8);
+    std::vector<float> v(256 * 2, 0.5f);
+    w.add_tensor("blk.0.ffn_down_exps.weight", TensorType::F32, std::vector<uint64_t>{256, 2},
+                 {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4});
+    const std::vector<uint8_t> bytes = w.to_bytes();  // the file views these bytes
+    auto file = GgufFile::parse(bytes, "moe.gguf");
+    try {
+        plan_quantize(*file, *find_quant_mix("Q4_K_M"));
+        ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("'moe.gguf': kite quantize does not make Q4_K_M "
+                                             "files of mixture-of-experts models"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(plan_quantize(*file, TensorType::Q4_K)[0].to, TensorType::Q4_K);  // pure is fine
 }
 
 // Reports, as a failure, a writable type the llama.cpp fixture does not pin yet.
@@ -475,6 +555,22 @@ TEST(QuantizeCli, ConvertsAndReportsEachTensor) {
     EXPECT_EQ(test::count_lines(r.err), 5 + 2);  // a line per tensor, summary, F16 note
     EXPECT_EQ(GgufFile::open(out)->find_tensor("blk.0.ffn_up.weight")->type(), TensorType::Q8_0);
     EXPECT_FALSE(fs::exists(out + ".tmp"));
+}
+
+// A mix by name, in any case: each tensor's own wanted type in its fallback note, the mix's
+// file type recorded.
+TEST(QuantizeCli, WritesAMix) {
+    std::string in = small_model("cli-mix.gguf");
+    std::string out = (temp_dir() / "cli-q4_k_m.gguf").string();
+    auto r = test::run_kite("quantize " + in + " " + out + " q4_k_m");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("rows of 64 do not fill Q4_K blocks: Q5_0 instead"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("rows of 48 do not fill Q4_K blocks: F16 instead"), std::string::npos)
+        << r.err;
+    auto file = GgufFile::open(out);
+    EXPECT_EQ(file->find_tensor("blk.0.ffn_up.weight")->type(), TensorType::Q5_0);
+    EXPECT_EQ(file->get_int("general.file_type"), 15);  // LLAMA_FTYPE_MOSTLY_Q4_K_M
 }
 
 TEST(QuantizeCli, RejectsBadInputWithOneLine) {

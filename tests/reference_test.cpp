@@ -5,6 +5,9 @@
 //   Q4_1 default model and Q8_0 variant: perplexity within 1% of llama.cpp's, teacher-forced
 //                top-1 agreement >= 99% where llama.cpp's choice is decisive (top-2 gap
 //                >= 0.25 logits) and >= 95% overall (see the test for why not 99%).
+//   Q4_K_M and Q5_K_M variants: the same teacher-forced checks (their fixtures hold only
+//                that run), and perplexity within 1% of the real llama-perplexity's; disabled
+//                for now (see ReferenceKQuantTest for why).
 // Each runs on every SIMD instruction set the CPU has (KITE_ISA levels), as whole generations,
 // hence the Slow suffix (release build only). The scalar reference kernels take minutes per
 // generation, so on them only the first-step logits of the first few prompts are compared
@@ -183,14 +186,17 @@ TEST_P(ReferenceTest, GreedyContinuationsSlow) {
                 prompts.size(), near_ties);
 }
 
-TEST_P(ReferenceTest, TeacherForcedAgreementAndPerplexitySlow) {
-    if (scalar()) GTEST_SKIP() << kScalarSkip;
-    const json& tf = fixture_["teacher_forced"];
+// Teacher-forced over the fixture's windows: perplexity within 1% of llama.cpp's (from its
+// logits on the same windows) and top-1 agreement with its argmax, >= 99% where llama.cpp's
+// choice is decisive (for F32: everywhere).
+void expect_teacher_forced_agreement(const char* name, const json& fixture, const Model& model,
+                                     ThreadPool& pool, bool exact) {
+    const json& tf = fixture["teacher_forced"];
     const std::vector<int32_t> ids = tf["ids"];
     PerplexityOptions o;
     o.n_ctx = tf["n_ctx"];
     o.n_batch = o.n_ctx;
-    PerplexityResult r = perplexity(*model_, ids, o, pool_);
+    PerplexityResult r = perplexity(model, ids, o, pool);
     ASSERT_EQ(r.n_windows, tf["n_windows"].get<int64_t>());
     // Decisive positions: llama.cpp's best token leads the runner-up by >= 0.25 logits.
     int64_t agree = 0, total = 0, decisive_agree = 0, decisive = 0;
@@ -211,10 +217,10 @@ TEST_P(ReferenceTest, TeacherForcedAgreementAndPerplexitySlow) {
         "[%s] teacher-forced top-1 agreement %.2f%% (%lld/%lld), %.2f%% where llama.cpp's top-2 "
         "gap >= "
         "0.25 (%lld/%lld); perplexity %.4f vs llama.cpp %.4f (%.3f%%)\n",
-        name(), 100 * agreement, (long long)agree, (long long)total, 100 * decisive_agreement,
+        name, 100 * agreement, (long long)agree, (long long)total, 100 * decisive_agreement,
         (long long)decisive_agree, (long long)decisive, r.ppl, ppl_ref, 100 * rel);
     EXPECT_LT(rel, 0.01);
-    if (name_ == "default-f32") {
+    if (exact) {
         EXPECT_GE(agreement, 0.99);
     } else {
         // With 8-bit activations the last bits of any sum decide how the next layer's inputs
@@ -224,6 +230,36 @@ TEST_P(ReferenceTest, TeacherForcedAgreementAndPerplexitySlow) {
         EXPECT_GE(decisive_agreement, 0.99);
     }
     EXPECT_EQ(r.n_scored, tf["perplexity"]["count"].get<int64_t>());
+    // The real llama-perplexity on the same file and text, where the fixture has it.
+    const json& lp = tf["llama_perplexity"];
+    if (lp.is_object()) {
+        EXPECT_LT(std::fabs(r.ppl - lp["ppl"].get<double>()) / lp["ppl"].get<double>(), 0.01)
+            << lp["output_line"];
+    }
+}
+
+TEST_P(ReferenceTest, TeacherForcedAgreementAndPerplexitySlow) {
+    if (scalar()) GTEST_SKIP() << kScalarSkip;
+    expect_teacher_forced_agreement(name(), fixture_, *model_, pool_, name_ == "default-f32");
+}
+
+// The K-quant variants (tools/make-kquant-reference-fixtures.sh: the default model's Q4_K_M
+// and Q5_K_M, every tensor as llama-quantize writes it): Q4_K, Q5_K, Q6_K, Q5_0, Q5_1 and
+// Q8_0 matrices in one forward pass. Their fixtures hold one 64-token teacher-forced window.
+//
+// Disabled (run with --gtest_also_run_disabled_tests) for two reasons, both measured:
+// - they fail: on Q4_K_M Kite's perplexity is 27.30 against llama.cpp's 24.79 (+10%), top-1
+//   92% (98.2% decisive); on Q5_K_M 24.72 against 25.04 (-1.3%), decisive top-1 98.2%. The
+//   weights are not the cause: `kite quantize F32 Q4_K` (ffn_down Q4_K, the rest Q5_0) gives
+//   22.83 in Kite (21.97 with KITE_ISA=scalar) and 24.25 in llama.cpp on this window, and the
+//   same weights dequantized to an F32 file 24.59 in Kite and 24.57 in llama.cpp (a pure Q5_0
+//   file agrees: 23.08 and 23.12), so Kite's Q4_K path is what drifts;
+// - Kite multiplies these types with scalar reference dot products until the packed kernels
+//   land: one case takes ~13 s of CPU (about 0.2 s a token), too slow for CI under every ISA.
+using ReferenceKQuantTest = ReferenceTest;
+
+TEST_P(ReferenceKQuantTest, DISABLED_TeacherForcedAgreementAndPerplexitySlow) {
+    expect_teacher_forced_agreement(name(), fixture_, *model_, pool_, false);
 }
 
 // The fixture's text is the start of a file every Debian system has; our tokenizer must
@@ -251,6 +287,13 @@ std::string case_name(const std::string& fixture, Isa isa) {
 
 INSTANTIATE_TEST_SUITE_P(LlamaCpp, ReferenceTest,
                          ::testing::Combine(kFixtures, ::testing::ValuesIn(test::supported_isas())),
+                         [](const auto& info) {
+                             return case_name(std::get<0>(info.param), std::get<1>(info.param));
+                         });
+
+INSTANTIATE_TEST_SUITE_P(LlamaCpp, ReferenceKQuantTest,
+                         ::testing::Combine(::testing::Values("default-q4_k_m", "default-q5_k_m"),
+                                            ::testing::ValuesIn(test::supported_isas())),
                          [](const auto& info) {
                              return case_name(std::get<0>(info.param), std::get<1>(info.param));
                          });

@@ -7,6 +7,8 @@
 #                         llama-quantize --pure F32FILE OUT TYPE
 # (for the K-quants, llama-quantize writes tensors whose rows are not a multiple of 256 in
 # Q5_0, Q5_1 or Q8_0: the hashes record the type of each tensor)
+#   Q4_K_M Q5_K_M Q6_K    llama-quantize F32FILE OUT MIX   (its mixes: a type per tensor,
+#                         no importance matrix; "mix": true in the fixture)
 # where F32FILE is `kite quantize MODEL F32FILE F32` (the tests check that it equals
 # llama.cpp's F32 file, then quantize it with Kite and compare).
 #
@@ -23,6 +25,7 @@ MODEL="${KITE_MODEL:-$ROOT/models/default.gguf}"
 KITE="${KITE_BIN:-$ROOT/build/bin/kite}"
 OUT="${KITE_FIXTURE_OUT:-$ROOT/tests/fixtures/quantize_hashes.json}"
 TYPES=(Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K F16 BF16)
+MIXES=(Q4_K_M Q5_K_M Q6_K)
 
 [[ -f "$MODEL" ]] || { echo "model not found: $MODEL" >&2; exit 1; }
 [[ -x "$KITE" ]] || { echo "kite not found at $KITE (build it first)" >&2; exit 1; }
@@ -52,6 +55,9 @@ run_llama_quantize F32 --pure --allow-requantize "$MODEL" "$WORK/llama-F32.gguf"
 for t in "${TYPES[@]}"; do
     run_llama_quantize "$t" --pure "$WORK/kite-F32.gguf" "$WORK/llama-$t.gguf" "$t"
 done
+for m in "${MIXES[@]}"; do
+    run_llama_quantize "mix-$m" "$WORK/kite-F32.gguf" "$WORK/llama-mix-$m.gguf" "$m"
+done
 # Which llama.cpp: from tools/llamacpp/build.sh's stamp, else as llama-quantize prints it
 # ("version: 0.5.0-dev (build 0, commit 0c1e570)").
 if [[ -f "$BIN/.kite-build-complete" ]]; then
@@ -62,15 +68,16 @@ fi
 
 FILES=("$WORK/llama-F32.gguf")
 for t in "${TYPES[@]}"; do FILES+=("$WORK/llama-$t.gguf"); done
+for m in "${MIXES[@]}"; do FILES+=("$WORK/llama-mix-$m.gguf"); done
 python3 "$ROOT/tools/gguf_tensor_hashes.py" "$WORK/kite-F32.gguf" "${FILES[@]}" >"$WORK/hashes.json"
 
 mkdir -p "$(dirname "$OUT")"
-python3 - "$WORK" "$MODEL" "$OUT" "$VERSION" "${TYPES[@]}" <<'PY'
+python3 - "$WORK" "$MODEL" "$OUT" "$VERSION" "${MIXES[*]}" "${TYPES[@]}" <<'PY'
 import hashlib
 import json
 import sys
 
-work, model, out, version, *types = sys.argv[1:]
+work, model, out, version, mixes, *types = sys.argv[1:]
 hashes = json.load(open(f"{work}/hashes.json"))
 with open(model, "rb") as f:
     model_sha256 = hashlib.file_digest(f, "sha256").hexdigest() \
@@ -90,6 +97,10 @@ for t in types:
     variants.append({"type": t, "from": "F32",
                      "command": f"llama-quantize --pure F32FILE OUT {t}",
                      "tensors": hashes[f"{work}/llama-{t}.gguf"]})
+for m in mixes.split():
+    variants.append({"type": m, "mix": True, "from": "F32",
+                     "command": f"llama-quantize F32FILE OUT {m}",
+                     "tensors": hashes[f"{work}/llama-mix-{m}.gguf"]})
 
 # One line per tensor keeps the file readable and its diffs small.
 lines = ["{",
@@ -100,7 +111,8 @@ lines = ["{",
          '  "variants": [']
 for i, v in enumerate(variants):
     lines.append("    {")
-    lines.append(f'      "type": "{v["type"]}", "from": "{v["from"]}", '
+    mix = '"mix": true, ' if v.get("mix") else ""
+    lines.append(f'      "type": "{v["type"]}", {mix}"from": "{v["from"]}", '
                  f'"command": {json.dumps(v["command"])},')
     lines.append('      "tensors": {')
     names = list(v["tensors"])

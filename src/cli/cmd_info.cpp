@@ -13,6 +13,11 @@ namespace kite::cli {
 
 namespace {
 
+// Bits per weight, as llama.cpp's BPW: data bytes over elements.
+double bits_per_weight(uint64_t bytes, uint64_t elements) {
+    return elements ? 8.0 * double(bytes) / double(elements) : 0;
+}
+
 std::string human_bytes(uint64_t n) {
     if (n >= (uint64_t{1} << 30)) return fmt::format("{:.2f} GiB", n / double(uint64_t{1} << 30));
     if (n >= (uint64_t{1} << 20)) return fmt::format("{:.2f} MiB", n / double(1 << 20));
@@ -24,16 +29,18 @@ void print_info(const std::string& path, bool show_metadata) {
     std::unique_ptr<GgufFile> file = GgufFile::open(path);
     ModelConfig c = read_model_config(*file);
 
-    uint64_t n_params = 0;
+    uint64_t n_params = 0, n_bytes = 0;
     struct TypeTotal {
-        uint64_t tensors = 0, bytes = 0;
+        uint64_t tensors = 0, bytes = 0, elements = 0;
     };
     std::map<std::string, TypeTotal> by_type;
     for (const GgufTensor& t : file->tensors()) {
         n_params += t.n_elements;
+        n_bytes += t.n_bytes;
         TypeTotal& tt = by_type[tensor_type_name(t.type_id)];
         tt.tensors++;
         tt.bytes += t.n_bytes;
+        tt.elements += t.n_elements;
     }
 
     fmt::print("file:            {}\n", path);
@@ -50,10 +57,14 @@ void print_info(const std::string& path, bool show_metadata) {
                c.rope_freq_base);
     fmt::print("context length:  {}\n", c.n_ctx_train);
     fmt::print("vocabulary:      {}\n", c.n_vocab);
-    fmt::print("tensor types:\n");
+    fmt::print("tensor types:    {} in {} tensors, {:.2f} bits per weight\n", human_bytes(n_bytes),
+               file->tensors().size(), bits_per_weight(n_bytes, n_params));
     for (const auto& [name, tt] : by_type)
-        fmt::print("  {:<8} {:>4} tensors  {:>12} bytes ({})\n", name, tt.tensors, tt.bytes,
-                   human_bytes(tt.bytes));
+        fmt::print(
+            "  {:<8} {:>4} tensors  {:>12} bytes ({}, {:.1f}% of the weights)  {:.2f} "
+            "bits/weight\n",
+            name, tt.tensors, tt.bytes, human_bytes(tt.bytes),
+            100.0 * double(tt.elements) / double(n_params), bits_per_weight(tt.bytes, tt.elements));
     std::string tok_model(file->get_string("tokenizer.ggml.model").value_or("(none)"));
     std::string tok_pre(file->get_string("tokenizer.ggml.pre").value_or("default"));
     fmt::print("tokenizer:       {} (pre-tokenizer {})\n", tok_model, tok_pre);

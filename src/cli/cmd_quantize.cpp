@@ -1,5 +1,6 @@
 // `kite quantize IN OUT TYPE`: converts a model's weights to another type, like
-// llama-quantize --pure; progress and a summary go to stderr.
+// llama-quantize --pure, or to one of its mixes (Q4_K_M, Q5_K_M, Q6_K); progress and a summary
+// go to stderr.
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -32,14 +33,15 @@ std::string shape(const std::vector<uint64_t>& dims) {
 
 void run_quantize(const QuantizeArgs& args) {
     QuantizeOptions options;
-    options.type = parse_quantize_type(args.type);
+    options.mix = find_quant_mix(args.type);
+    if (!options.mix) options.type = parse_quantize_type(args.type);
     options.n_threads = args.threads;
-    const std::string wanted = tensor_type_name(options.type);
+    const std::string wanted = options.mix ? "their chosen types'" : tensor_type_name(options.type);
     options.on_tensor = [&](size_t i, size_t count, const TensorPlan& p) {
         std::string note;
         if (p.fallback)
             note = fmt::format("  (rows of {} do not fill {} blocks: {} instead)", p.dims[0],
-                               wanted, tensor_type_name(p.to));
+                               tensor_type_name(p.wanted), tensor_type_name(p.to));
         fmt::print(stderr, "[{:>{}}/{}] {:<32} {:>4} -> {:<4} {}{}\n", i + 1,
                    std::to_string(count).size(), count, p.name, tensor_type_name(p.from),
                    tensor_type_name(p.to), shape(p.dims), note);
@@ -59,7 +61,7 @@ void run_quantize(const QuantizeArgs& args) {
 }  // namespace
 
 void add_quantize_command(CLI::App& app) {
-    const std::string types = writable_type_names();
+    const std::string types = writable_type_names() + "; mixes " + quant_mix_names();
     auto* cmd = app.add_subcommand("quantize", "Convert a model's weights to " + types);
     auto args = std::make_shared<QuantizeArgs>();
     cmd->add_option("IN", args->in, "GGUF model to read")->required();

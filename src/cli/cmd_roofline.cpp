@@ -4,6 +4,7 @@
 // The compute peaks are those of the active instruction-set level (--isa caps it).
 #include <cstdlib>
 #include <memory>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -100,6 +101,11 @@ void print_model(const std::string& path, const MachinePeaks& peaks, const Roofl
                m.tied_output ? ", tied to the embedding" : "");
     fmt::print("  W = {} bytes read whole per pass ({} layers + {} LM head and output norm)\n",
                m.weight_bytes(), m.layer_bytes, m.output_bytes);
+    std::string by_type;
+    for (const auto& [type, tb] : m.weight_types)
+        by_type += fmt::format("{}{} {} bytes ({:.2f} bits/weight)", by_type.empty() ? "" : ", ",
+                               tensor_type_name(type), tb.bytes, tb.bits_per_weight());
+    fmt::print("  W by type: {}\n", by_type);
     fmt::print("  E_row = {} bytes (one embedding row per token)\n", m.embd_row_bytes);
     fmt::print("  M_kv = 2*b*L*H_kv*d_h = 2*{}*{}*{}*{} = {} bytes per cached token ({} KV)\n", b,
                c.n_layers, c.n_kv_heads, c.head_dim, m.kv_bytes_per_token(b), o.kv_type);

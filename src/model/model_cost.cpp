@@ -20,6 +20,18 @@ uint64_t bytes(const std::vector<float>& norm) {
     return norm.size() * sizeof(float);
 }
 
+void add(std::map<TensorType, TypeBytes>& by_type, const WeightMatrix& w) {
+    TypeBytes& t = by_type[w.type];
+    t.params += params(w);
+    t.bytes += bytes(w);
+}
+
+void add(std::map<TensorType, TypeBytes>& by_type, const std::vector<float>& norm) {
+    TypeBytes& t = by_type[TensorType::F32];
+    t.params += norm.size();
+    t.bytes += bytes(norm);
+}
+
 }  // namespace
 
 ModelCost model_cost(const GgufFile& file, const ModelConfig& c) {
@@ -34,11 +46,16 @@ ModelCost model_cost(const GgufFile& file, const ModelConfig& c) {
              {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
             m.layer_params += params(*mat);
             m.layer_bytes += bytes(*mat);
+            add(m.weight_types, *mat);
         }
         m.layer_bytes += bytes(l.attn_norm) + bytes(l.ffn_norm);
+        add(m.weight_types, l.attn_norm);
+        add(m.weight_types, l.ffn_norm);
     }
     m.output_params = params(w.output);
     m.output_bytes = bytes(w.output) + bytes(w.output_norm);
+    add(m.weight_types, w.output);
+    add(m.weight_types, w.output_norm);
     m.embd_row_bytes = w.token_embd.row_bytes;
     m.tied_output = w.output.data == w.token_embd.data;
     return m;

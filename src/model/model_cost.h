@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 
 #include "gguf/gguf_file.h"
 #include "model/model_config.h"
@@ -47,6 +48,12 @@ struct PassCost {
     PassCost operator/(double n) const { return {flops / n, bytes / n}; }
 };
 
+// Weights of one type that a pass reads whole.
+struct TypeBytes {
+    uint64_t params = 0, bytes = 0;
+    double bits_per_weight() const { return params ? 8.0 * double(bytes) / double(params) : 0; }
+};
+
 struct ModelCost {
     int64_t n_layers = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0;
     uint64_t layer_params = 0;    // P_layers
@@ -55,6 +62,9 @@ struct ModelCost {
     uint64_t output_bytes = 0;    // W_out: LM head (the embedding table when tied), output norm
     uint64_t embd_row_bytes = 0;  // E_row
     bool tied_output = false;     // the LM head is the embedding table
+    // W by weight type, each matrix at its own type's bytes (a Q4_K_M file mixes Q4_K, Q6_K,
+    // Q5_0 and Q8_0 matrices); norms count as F32.
+    std::map<TensorType, TypeBytes> weight_types;
 
     uint64_t matmul_params() const { return layer_params + output_params; }
     uint64_t weight_bytes() const { return layer_bytes + output_bytes; }  // W

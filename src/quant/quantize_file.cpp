@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -83,7 +84,8 @@ TensorType parse_quantize_type(std::string_view name) {
     for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     for (const RowConversion& c : row_conversions())
         if (c.quantize && upper == tensor_type_name(c.type)) return c.type;
-    fail("unknown type '{}' (types: {})", name, writable_type_names());
+    fail("unknown type '{}' (types: {}; mixes: {})", name, writable_type_names(),
+         quant_mix_names());
 }
 
 uint32_t llama_file_type(TensorType type) {
@@ -106,29 +108,29 @@ TensorType type_for_rows(const GgufTensor& t, TensorType type) {
     return rows_fill_blocks(t, fallback) ? fallback : TensorType::F16;
 }
 
-}  // namespace
+// Tensors the rules convert to the chosen type: "*.weight" with two or more dimensions.
+bool is_weight_matrix(const GgufTensor& t) {
+    return effective_dims(t) >= 2 && ends_with(t.name, ".weight");
+}
 
-std::vector<TensorPlan> plan_quantize(const GgufFile& file, TensorType type) {
-    const RowConversion* conversion = row_conversion(type);
-    if (!conversion || !conversion->quantize)
-        fail("kite quantize cannot write {} (it writes {})", tensor_type_name(type),
-             writable_type_names());
+// The plan for every tensor, given the type `wanted_for(i)` chosen for each weight matrix i.
+template <typename WantedFor>
+std::vector<TensorPlan> plan_tensors(const GgufFile& file, WantedFor wanted_for) {
     std::vector<TensorPlan> plans;
     plans.reserve(file.tensors().size());
-    for (const GgufTensor& t : file.tensors()) {
+    for (size_t i = 0; i < file.tensors().size(); ++i) {
+        const GgufTensor& t = file.tensors()[i];
         TensorPlan p;
         p.name = t.name;
         p.from = t.type();
         p.dims.assign(t.dims.begin(), t.dims.begin() + t.n_dims);
         p.bytes_before = t.n_bytes;
-        uint32_t dims = effective_dims(t);
-        if (dims >= 2 && ends_with(t.name, ".weight")) {
-            p.to = type_for_rows(t, type);
-            p.fallback = p.to != type;
-        } else if (dims == 1) {
-            p.to = TensorType::F32;
+        if (is_weight_matrix(t)) {
+            p.wanted = wanted_for(i);
+            p.to = type_for_rows(t, p.wanted);
+            p.fallback = p.to != p.wanted;
         } else {
-            p.to = p.from;
+            p.to = p.wanted = effective_dims(t) == 1 ? TensorType::F32 : p.from;
         }
         if (p.to != p.from && !row_conversion(p.from))
             fail("'{}': tensor '{}' has type {}, which kite quantize cannot convert (it reads {})",
@@ -138,6 +140,52 @@ std::vector<TensorPlan> plan_quantize(const GgufFile& file, TensorType type) {
         plans.push_back(std::move(p));
     }
     return plans;
+}
+
+// The model's layer count: {arch}.block_count, else one more than the highest "blk.N.".
+int layer_count(const GgufFile& file, std::string_view arch) {
+    if (auto n = file.get_int(std::string(arch) + ".block_count")) return static_cast<int>(*n);
+    int n = 0;
+    for (const GgufTensor& t : file.tensors()) {
+        int layer = -1;
+        if (t.name.starts_with("blk."))
+            std::from_chars(t.name.data() + 4, t.name.data() + t.name.size(), layer);
+        n = std::max(n, layer + 1);
+    }
+    return n;
+}
+
+}  // namespace
+
+std::vector<TensorPlan> plan_quantize(const GgufFile& file, TensorType type) {
+    const RowConversion* conversion = row_conversion(type);
+    if (!conversion || !conversion->quantize)
+        fail("kite quantize cannot write {} (it writes {})", tensor_type_name(type),
+             writable_type_names());
+    return plan_tensors(file, [type](size_t) { return type; });
+}
+
+std::vector<TensorPlan> plan_quantize(const GgufFile& file, const QuantMix& mix) {
+    const std::string_view arch = file.get_string("general.architecture").value_or("");
+    if (file.get_int(std::string(arch) + ".expert_count").value_or(0) > 1 || arch == "falcon")
+        fail(
+            "'{}': kite quantize does not make {} files of {} models (llama-quantize has "
+            "rules of their own for them)",
+            file.name(), mix.name,
+            arch == "falcon" ? std::string("Falcon") : std::string("mixture-of-experts"));
+    const bool has_output = file.find_tensor("output.weight") != nullptr;
+    std::vector<MixTensor> matrices;
+    std::vector<size_t> matrix_of(file.tensors().size());
+    for (size_t i = 0; i < file.tensors().size(); ++i) {
+        const GgufTensor& t = file.tensors()[i];
+        if (!is_weight_matrix(t)) continue;
+        matrix_of[i] = matrices.size();
+        matrices.push_back(
+            {.name = t.name, .row_width = t.dims[0], .model_has_output = has_output});
+    }
+    count_mix_positions(matrices, layer_count(file, arch));
+    return plan_tensors(file,
+                        [&](size_t i) { return mix_tensor_type(mix, matrices[matrix_of[i]]); });
 }
 
 namespace {
@@ -187,7 +235,10 @@ QuantizeResult quantize_file(const std::string& in, const std::string& out_path,
         fail("output '{}' would overwrite the input '{}'", out, in);
     clear_temporary(tmp);
     std::unique_ptr<GgufFile> file = GgufFile::open(in);
-    std::vector<TensorPlan> plans = plan_quantize(*file, options.type);
+    std::vector<TensorPlan> plans =
+        options.mix ? plan_quantize(*file, *options.mix) : plan_quantize(*file, options.type);
+    const uint32_t file_type =
+        options.mix ? options.mix->llama_file_type : llama_file_type(options.type);
     const unsigned n_threads =
         options.n_threads ? options.n_threads : std::max(1u, std::thread::hardware_concurrency());
 
@@ -195,13 +246,13 @@ QuantizeResult quantize_file(const std::string& in, const std::string& out_path,
     bool has_file_type = false;
     for (const auto& [key, value] : file->metadata()) {
         if (key == kFileTypeKey) {
-            writer.add_u32(key, llama_file_type(options.type));
+            writer.add_u32(key, file_type);
             has_file_type = true;
         } else {
             writer.add_raw(key, value);
         }
     }
-    if (!has_file_type) writer.add_u32(kFileTypeKey, llama_file_type(options.type));
+    if (!has_file_type) writer.add_u32(kFileTypeKey, file_type);
     // (A general.alignment key, copied above, gives the writer the source's alignment.)
 
     QuantizeResult result;

@@ -11,6 +11,7 @@
 
 #include "gguf/gguf_file.h"
 #include "gguf/tensor_type.h"
+#include "quant/quant_mix.h"
 
 namespace kite {
 
@@ -29,7 +30,9 @@ struct TensorPlan {
     std::vector<uint64_t> dims;
     uint64_t bytes_before = 0;
     uint64_t bytes_after = 0;
-    // `to` is not the wanted type because rows of dims[0] values do not fill its blocks.
+    // The type the rule picks for this tensor; `to` differs where rows of dims[0] values do
+    // not fill its blocks (then `fallback` is set).
+    TensorType wanted = TensorType::F32;
     bool fallback = false;
 };
 
@@ -41,8 +44,15 @@ struct TensorPlan {
 // has a type Kite cannot convert from.
 std::vector<TensorPlan> plan_quantize(const GgufFile& file, TensorType type);
 
+// The same with a mix (quant_mix.h): each "*.weight" matrix gets the mix's type for it, then
+// the same fallback for narrow rows. kite::Error for a mixture-of-experts or Falcon model,
+// whose extra rules Kite does not follow.
+std::vector<TensorPlan> plan_quantize(const GgufFile& file, const QuantMix& mix);
+
 struct QuantizeOptions {
     TensorType type = TensorType::Q8_0;
+    // A mix instead of one type: `type` is then ignored.
+    const QuantMix* mix = nullptr;
     unsigned n_threads = 0;  // 0: one per hardware thread
     // Called before each tensor is written: its position in the file (from 0), the count,
     // and the plan for it.
