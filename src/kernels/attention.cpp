@@ -22,13 +22,13 @@ void load_row(const void* base, TensorType type, int64_t offset, int64_t n, floa
     }
 }
 
-// One query head over positions 0..last. Online softmax: keep the running maximum m, the
+// One query head over positions first..last. Online softmax: keep the running maximum m, the
 // running sum of exp(score - m) and the weighted sum of values, rescaling both when m grows.
 void attend_head(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, const float* q,
-                 float* out, int64_t last, const int32_t* block_table, float scale) {
+                 float* out, int64_t first, int64_t last, const int32_t* block_table, float scale) {
     float acc[kMaxHeadDim] = {}, k[kMaxHeadDim], v[kMaxHeadDim];
     float max_score = -std::numeric_limits<float>::infinity(), sum = 0.0f;
-    for (int64_t p = 0; p <= last; ++p) {
+    for (int64_t p = first; p <= last; ++p) {
         const int64_t slot =
             int64_t{block_table[p / kv.block_size]} * kv.block_size + p % kv.block_size;
         const int64_t offset = slot * kv.slot_elements + kv_head * head_dim;
@@ -52,11 +52,11 @@ void attend_head(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, cons
 
 // The scalar reference, for the heads one job attends.
 void attend_heads_scalar(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, int n_q,
-                         const float* q, float* out, int64_t last, const int32_t* block_table,
-                         float scale) {
+                         const float* q, float* out, int64_t first, int64_t last,
+                         const int32_t* block_table, float scale) {
     for (int h = 0; h < n_q; ++h)
-        attend_head(kv, head_dim, kv_head, q + h * head_dim, out + h * head_dim, last, block_table,
-                    scale);
+        attend_head(kv, head_dim, kv_head, q + h * head_dim, out + h * head_dim, first, last,
+                    block_table, scale);
 }
 
 // Read at every call rather than once, so that set_isa_cap takes effect at once.
@@ -91,8 +91,10 @@ void paged_attention(const PagedKvLayer& kv, const AttentionShape& shape, const 
         for (int64_t job = begin; job < end; ++job) {
             const int64_t t = job / jobs_per_token, h = (job % jobs_per_token) * per_job;
             const int64_t at = t * width + h * shape.head_dim;
+            const int64_t first =
+                shape.window > 0 ? std::max<int64_t>(0, positions[t] - shape.window + 1) : 0;
             attend(kv, shape.head_dim, h / group, static_cast<int>(per_job), q + at, out + at,
-                   positions[t], block_tables[t], scale);
+                   first, positions[t], block_tables[t], scale);
         }
     });
 }

@@ -23,10 +23,14 @@ struct AttentionShape {
     int64_t n_heads = 0;
     int64_t n_kv_heads = 0;
     int64_t head_dim = 0;  // at most kMaxHeadDim
+    // A sliding window: each query reads only the last `window` positions up to its own (its
+    // own included), as llama.cpp masks them. 0: all positions.
+    int64_t window = 0;
 };
 constexpr int64_t kMaxHeadDim = 256;
 
-// For each token t: out[t] = softmax(q[t] . K[0..positions[t]] * scale) V, per head, where
+// For each token t: out[t] = softmax(q[t] . K[first..positions[t]] * scale) V, per head (first
+// is 0, or the start of the sliding window), where
 // K/V position p lives in slot block_tables[t][p / block_size] * block_size + p % block_size.
 // q and out are [n_tokens][n_heads * head_dim].
 void paged_attention(const PagedKvLayer& kv, const AttentionShape& shape, const float* q,

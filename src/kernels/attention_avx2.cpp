@@ -114,7 +114,7 @@ KITE_AVX2 void add_values(const PagedKvLayer& kv, int64_t first, int64_t n, int 
 // block's scores first, then one rescale of the running sums per block instead of one per
 // position.
 KITE_AVX2 void attend_heads_avx2(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, int n_q,
-                                 const float* q, float* out, int64_t last,
+                                 const float* q, float* out, int64_t first, int64_t last,
                                  const int32_t* block_table, float scale) {
     const int n_vecs = static_cast<int>(head_dim / 8);
     __m256 qv[kMaxGroup][kMaxVecs], acc[kMaxGroup][kMaxVecs];
@@ -133,9 +133,11 @@ KITE_AVX2 void attend_heads_avx2(const PagedKvLayer& kv, int64_t head_dim, int64
     }
     const __m256 minus_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
     const int64_t bs = kv.block_size;
-    for (int64_t start = 0; start <= last; start += bs) {
-        const int64_t n = std::min(bs, last + 1 - start);
-        const int64_t base = int64_t{block_table[start / bs]} * bs;
+    // Blocks from the one holding `first`; the first and the last may be partial.
+    for (int64_t start = first, end; start <= last; start = end) {
+        end = std::min((start / bs + 1) * bs, last + 1);
+        const int64_t n = end - start;
+        const int64_t base = int64_t{block_table[start / bs]} * bs + start % bs;
         // Scores 8 positions at a time, each head's 8 products summed across lanes together.
         // Past the block's end the first key stands in and the score is masked to -inf.
         for (int64_t j0 = 0; j0 < n; j0 += 8) {
@@ -184,9 +186,9 @@ KITE_AVX2 void attend_heads_avx2(const PagedKvLayer& kv, int64_t head_dim, int64
             }
             sum[h] = sum[h] * correction + sum_lanes(block_sum);
         }
-        const int64_t first = base * kv.slot_elements + kv_head * head_dim;
+        const int64_t values = base * kv.slot_elements + kv_head * head_dim;
         for (int h = 0; h < n_q; h += kValueHeads)
-            add_values(kv, first, n, n_vecs, std::min(kValueHeads, n_q - h), scores + h, acc + h);
+            add_values(kv, values, n, n_vecs, std::min(kValueHeads, n_q - h), scores + h, acc + h);
     }
     for (int h = 0; h < n_q; ++h) {
         const __m256 inv = _mm256_set1_ps(1.0f / sum[h]);

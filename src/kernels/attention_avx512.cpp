@@ -103,8 +103,8 @@ KITE_AVX512 void add_values(const PagedKvLayer& kv, int64_t first, int64_t n, in
 // The scalar reference's computation for n_q heads of one KV head, a KV block at a time: the
 // block's scores first, then one rescale of the running sums per block instead of one per position.
 KITE_AVX512 void attend_heads_avx512(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head,
-                                     int n_q, const float* q, float* out, int64_t last,
-                                     const int32_t* block_table, float scale) {
+                                     int n_q, const float* q, float* out, int64_t first,
+                                     int64_t last, const int32_t* block_table, float scale) {
     const int n_vecs = static_cast<int>(head_dim / 16);
     __m512 qv[kMaxGroup][kMaxVecs], acc[kMaxGroup][kMaxVecs];
     float max_score[kMaxGroup], sum[kMaxGroup];
@@ -120,9 +120,11 @@ KITE_AVX512 void attend_heads_avx512(const PagedKvLayer& kv, int64_t head_dim, i
         sum[h] = 0.0f;
     }
     const int64_t bs = kv.block_size;
-    for (int64_t start = 0; start <= last; start += bs) {
-        const int64_t n = std::min(bs, last + 1 - start);
-        const int64_t base = int64_t{block_table[start / bs]} * bs;
+    // Blocks from the one holding `first`; the first and the last may be partial.
+    for (int64_t start = first, end; start <= last; start = end) {
+        end = std::min((start / bs + 1) * bs, last + 1);
+        const int64_t n = end - start;
+        const int64_t base = int64_t{block_table[start / bs]} * bs + start % bs;
         // Scores 16 positions at a time: their keys converted once for all heads, and each
         // head's 16 products summed across lanes together.
         for (int64_t j0 = 0; j0 < n; j0 += 16) {
@@ -162,9 +164,9 @@ KITE_AVX512 void attend_heads_avx512(const PagedKvLayer& kv, int64_t head_dim, i
             }
             sum[h] = sum[h] * correction + _mm512_reduce_add_ps(block_sum);
         }
-        const int64_t first = base * kv.slot_elements + kv_head * head_dim;
+        const int64_t values = base * kv.slot_elements + kv_head * head_dim;
         for (int h = 0; h < n_q; h += kValueHeads)
-            add_values(kv, first, n, n_vecs, std::min(kValueHeads, n_q - h), scores + h, acc + h);
+            add_values(kv, values, n, n_vecs, std::min(kValueHeads, n_q - h), scores + h, acc + h);
     }
     for (int h = 0; h < n_q; ++h) {
         const __m512 inv = _mm512_set1_ps(1.0f / sum[h]);

@@ -15,21 +15,21 @@ constexpr int kMaxGroup = 8;
 constexpr int64_t kMaxKernelBlock = 64;
 
 // Attention of n_q <= kMaxGroup query heads that share KV head kv_head, over positions
-// 0..last: q and out are their rows, head_dim apart, as paged_attention defines them.
+// first..last: q and out are their rows, head_dim apart, as paged_attention defines them.
 using AttendHeadsFn = void (*)(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, int n_q,
-                               const float* q, float* out, int64_t last, const int32_t* block_table,
-                               float scale);
+                               const float* q, float* out, int64_t first, int64_t last,
+                               const int32_t* block_table, float scale);
 
 #if defined(__x86_64__)
 // head_dim a multiple of 16, block_size <= kMaxKernelBlock.
 void attend_heads_avx512(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, int n_q,
-                         const float* q, float* out, int64_t last, const int32_t* block_table,
-                         float scale);
+                         const float* q, float* out, int64_t first, int64_t last,
+                         const int32_t* block_table, float scale);
 
 // head_dim a multiple of 8, block_size <= kMaxKernelBlock.
 void attend_heads_avx2(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, int n_q,
-                       const float* q, float* out, int64_t last, const int32_t* block_table,
-                       float scale);
+                       const float* q, float* out, int64_t first, int64_t last,
+                       const int32_t* block_table, float scale);
 #endif
 
 }  // namespace kite

@@ -13,13 +13,41 @@ enum class RopeStyle {
     Halves,       // rotates pairs (x[i], x[i + n/2]): GPT-NeoX / Qwen style
 };
 
-// Rotary position embedding of one head vector at `position`, in place. The angle of pair i
-// is position * base^(-2i/n_rot), computed as a running product like ggml does, so the
-// rounding matches llama.cpp's.
+// The most dimensions RoPE rotates (a head's width at most).
+constexpr int64_t kMaxRopeDims = 256;
+
+// How positions turn into rotation angles. Pair i turns by
+// theta_i = position * freq_base^(-2i/n_rot) / freq_factors[i], then scaled as below; cos and
+// sin are multiplied by attn_factor.
+struct RopeParams {
+    RopeStyle style = RopeStyle::Interleaved;
+    int64_t n_rot = 0;
+    float freq_base = 10000.0f;
+    float freq_scale = 1.0f;  // linear scaling (1 / rope.scaling.factor) multiplies the angle
+    // YaRN: pairs below corr_low keep the unscaled angle, above corr_high the scaled one, a
+    // linear ramp between; the magnitude grows by 1 + 0.1 ln(1 / freq_scale). 0: plain scaling.
+    float ext_factor = 0.0f;
+    float corr_low = 0.0f, corr_high = 0.0f;
+    float attn_factor = 1.0f;
+    const float* freq_factors = nullptr;  // n_rot / 2 divisors (Llama 3, LongRoPE), or none
+};
+
+// cos_sin[2i] = cos, cos_sin[2i + 1] = sin of pair i's angle at `position` (n_rot values). The
+// angles are a running product like ggml's, so the rounding matches llama.cpp's.
+void rope_angles(const RopeParams& p, int64_t position, float* cos_sin);
+
+// Rotates the first n_rot values of one head vector in place by the angles of rope_angles.
+void rope_rotate(float* head, const float* cos_sin, int64_t n_rot, RopeStyle style);
+
+// Plain RoPE of one head (no scaling): rope_angles then rope_rotate.
 void rope(float* head, int64_t n_rot, int64_t position, float freq_base, RopeStyle style);
 
 // gate[i] = silu(gate[i]) * up[i]: the SwiGLU feed-forward activation.
 void swiglu(float* gate, const float* up, int64_t n);
+
+// gate[i] = gelu(gate[i]) * up[i] with GELU's tanh approximation
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): the GeGLU activation of Gemma.
+void geglu_tanh(float* gate, const float* up, int64_t n);
 
 // dst[i] = f16(src[i]), rounding to nearest even (F16C from the AVX2 level up).
 void f32_to_f16_row(const float* src, uint16_t* dst, int64_t n);

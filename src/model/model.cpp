@@ -33,56 +33,90 @@ std::unique_ptr<Model> Model::load(const std::string& path) {
     std::unique_ptr<Model> m(new Model());
     m->file_ = GgufFile::open(path);
     m->config_ = read_model_config(*m->file_);
-    if (m->config_.head_dim > kMaxHeadDim || m->config_.n_rot > m->config_.head_dim)
+    if (m->config_.head_dim > kMaxHeadDim)
         fail("'{}': head dimension {} is not supported (at most {})", path, m->config_.head_dim,
              kMaxHeadDim);
     m->weights_ = bind_weights(*m->file_, m->config_);
+    // LongRoPE's short factors serve contexts up to the original length; Kite does not switch
+    // to the long ones beyond it yet.
+    const std::vector<float>& factors =
+        !m->weights_.rope_freqs.empty() ? m->weights_.rope_freqs : m->weights_.rope_factors_short;
+    for (LayerAttention& layer : m->config_.layers)
+        if (layer.window == 0 && !factors.empty()) layer.rope.freq_factors = factors.data();
     pack_matrices(*m->file_, m->weights_);
     return m;
 }
 
+namespace {
+
+// RMSNorm of each of the n rows of `width` in x, in place (rows may be heads of a token).
+void norm_rows(float* x, const std::vector<float>& weight, int64_t n, int64_t width, float eps) {
+    for (int64_t r = 0; r < n; ++r)
+        rms_norm(x + r * width, weight.data(), x + r * width, width, eps);
+}
+
+void add_bias(float* x, const std::vector<float>& bias, int64_t n_tokens) {
+    const int64_t width = static_cast<int64_t>(bias.size());
+    for (int64_t t = 0; t < n_tokens; ++t) add_in_place(x + t * width, bias.data(), width);
+}
+
+}  // namespace
+
+// Sub-layers branch on what the layer's weights hold: biases, per-head q/k norms and post-norms
+// are applied where the architecture has them.
 void Model::attention_block(int64_t l, const Batch& b, KvCache& kv, RunState& s,
                             ThreadPool& pool) const {
     const ModelConfig& c = config_;
     const LayerWeights& w = weights_.layers[l];
+    const LayerAttention& layer = c.layers[l];
     const int64_t T = static_cast<int64_t>(b.tokens.size());
     const int64_t q_width = c.n_heads * c.head_dim, kv_width = c.n_kv_heads * c.head_dim;
+    const float eps = static_cast<float>(c.rms_norm_eps);
 
     for (int64_t t = 0; t < T; ++t)
-        rms_norm(&s.x[t * c.n_embd], w.attn_norm.data(), &s.xb[t * c.n_embd], c.n_embd,
-                 static_cast<float>(c.rms_norm_eps));
+        rms_norm(&s.x[t * c.n_embd], w.attn_norm.data(), &s.xb[t * c.n_embd], c.n_embd, eps);
     const MatmulTarget qkv[] = {{&w.wq, s.q.data()}, {&w.wk, s.k.data()}, {&w.wv, s.v.data()}};
     matmul_shared_input(qkv, s.xb.data(), T, s.scratch.data(), pool);
+    if (!w.bq.empty()) add_bias(s.q.data(), w.bq, T);
+    if (!w.bk.empty()) add_bias(s.k.data(), w.bk, T);
+    if (!w.bv.empty()) add_bias(s.v.data(), w.bv, T);
 
-    const float base = static_cast<float>(c.rope_freq_base);
+    float cos_sin[kMaxRopeDims];
     for (int64_t t = 0; t < T; ++t) {
+        float* q = &s.q[t * q_width];
+        float* k = &s.k[t * kv_width];
+        if (!w.attn_q_norm.empty()) norm_rows(q, w.attn_q_norm, c.n_heads, c.head_dim, eps);
+        if (!w.attn_k_norm.empty()) norm_rows(k, w.attn_k_norm, c.n_kv_heads, c.head_dim, eps);
+        rope_angles(layer.rope, b.positions[t], cos_sin);
         for (int64_t h = 0; h < c.n_heads; ++h)
-            rope(&s.q[t * q_width + h * c.head_dim], c.n_rot, b.positions[t], base,
-                 RopeStyle::Interleaved);
+            rope_rotate(q + h * c.head_dim, cos_sin, c.n_rot, layer.rope.style);
         for (int64_t h = 0; h < c.n_kv_heads; ++h)
-            rope(&s.k[t * kv_width + h * c.head_dim], c.n_rot, b.positions[t], base,
-                 RopeStyle::Interleaved);
-        kv.write(l, b.slots[t], &s.k[t * kv_width], &s.v[t * kv_width]);
+            rope_rotate(k + h * c.head_dim, cos_sin, c.n_rot, layer.rope.style);
+        kv.write(l, b.slots[t], k, &s.v[t * kv_width]);
     }
 
-    const AttentionShape shape{c.n_heads, c.n_kv_heads, c.head_dim};
-    const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+    const AttentionShape shape{c.n_heads, c.n_kv_heads, c.head_dim, layer.window};
     paged_attention(kv.layer(l), shape, s.q.data(), s.att.data(), T, b.positions.data(),
-                    s.block_tables.data(), scale, pool);
+                    s.block_tables.data(), static_cast<float>(c.attention_scale), pool);
     matmul(w.wo, s.att.data(), T, s.delta.data(), s.scratch.data(), pool);
+    if (!w.attn_post_norm.empty()) norm_rows(s.delta.data(), w.attn_post_norm, T, c.n_embd, eps);
     add_in_place(s.x.data(), s.delta.data(), T * c.n_embd);
 }
 
 void Model::feed_forward_block(int64_t l, int64_t T, RunState& s, ThreadPool& pool) const {
     const ModelConfig& c = config_;
     const LayerWeights& w = weights_.layers[l];
+    const float eps = static_cast<float>(c.rms_norm_eps);
     for (int64_t t = 0; t < T; ++t)
-        rms_norm(&s.x[t * c.n_embd], w.ffn_norm.data(), &s.xb[t * c.n_embd], c.n_embd,
-                 static_cast<float>(c.rms_norm_eps));
+        rms_norm(&s.x[t * c.n_embd], w.ffn_norm.data(), &s.xb[t * c.n_embd], c.n_embd, eps);
     const MatmulTarget gate_up[] = {{&w.w_gate, s.gate.data()}, {&w.w_up, s.up.data()}};
     matmul_shared_input(gate_up, s.xb.data(), T, s.scratch.data(), pool);
-    swiglu(s.gate.data(), s.up.data(), T * c.n_ff);
+    if (c.arch->activation == Activation::GeGluTanh)
+        geglu_tanh(s.gate.data(), s.up.data(), T * c.n_ff);
+    else
+        swiglu(s.gate.data(), s.up.data(), T * c.n_ff);
     matmul(w.w_down, s.gate.data(), T, s.delta.data(), s.scratch.data(), pool);
+    if (!w.ffn_post_norm.empty()) norm_rows(s.delta.data(), w.ffn_post_norm, T, c.n_embd, eps);
     add_in_place(s.x.data(), s.delta.data(), T * c.n_embd);
 }
 
@@ -101,6 +135,10 @@ const float* Model::forward(const Batch& b, KvCache& kv, RunState& s, ThreadPool
     for (int64_t t = 0; t < T; ++t)
         dequantize_row(embd.type, embd.data + b.tokens[t] * embd.row_bytes, &s.x[t * c.n_embd],
                        c.n_embd);
+    if (c.arch->scale_embedding) {
+        const float scale = std::sqrt(static_cast<float>(c.n_embd));
+        for (int64_t i = 0; i < T * c.n_embd; ++i) s.x[i] *= scale;
+    }
 
     for (int64_t l = 0; l < c.n_layers; ++l) {
         attention_block(l, b, kv, s, pool);

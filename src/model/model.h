@@ -1,5 +1,6 @@
-// A llama-family transformer: forward(batch) writes the batch's keys/values into the KV
-// cache and returns next-token logits for the rows that asked for them.
+// A decoder-only transformer of one of the architectures architecture.h describes:
+// forward(batch) writes the batch's keys/values into the KV cache and returns next-token
+// logits for the rows that asked for them.
 #pragma once
 
 #include <memory>

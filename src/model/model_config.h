@@ -1,16 +1,28 @@
-// Model hyper-parameters read from GGUF metadata (the llama family).
+// Model hyper-parameters read from GGUF metadata: the generic `<arch>.*` keys, checked for range,
+// and what they mean for each layer (sliding window, RoPE frequencies).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gguf/gguf_file.h"
+#include "kernels/ops.h"
+#include "model/architecture.h"
 
 namespace kite {
 
+// What differs between layers: sliding-window layers attend to the last `window` positions
+// (0: all of them) and may rotate with their own RoPE base.
+struct LayerAttention {
+    int64_t window = 0;
+    RopeParams rope;  // freq_factors are the weights' (bound later)
+};
+
 struct ModelConfig {
     std::string architecture;  // general.architecture, e.g. "llama"
-    std::string name;          // general.name, may be empty
+    const Architecture* arch = nullptr;
+    std::string name;  // general.name, may be empty
     int64_t n_layers = 0;
     int64_t n_embd = 0;      // model width
     int64_t n_ff = 0;        // feed-forward hidden width
@@ -22,6 +34,9 @@ struct ModelConfig {
     int64_t n_rot = 0;  // dimensions rotated by RoPE
     double rope_freq_base = 10000.0;
     double rms_norm_eps = 1e-5;
+    double attention_scale = 0;  // multiplies q.k: <arch>.attention.scale or 1/sqrt(head_dim)
+    int64_t sliding_window = 0;  // <arch>.attention.sliding_window; 0: none
+    std::vector<LayerAttention> layers;
 
     // KV-cache bytes for one token: M_kv = 2 * b * L * H_kv * d_h (keys and values).
     int64_t kv_bytes_per_token(int64_t bytes_per_element) const {
@@ -29,7 +44,8 @@ struct ModelConfig {
     }
 };
 
-// Throws kite::Error for an unknown architecture or missing/invalid hyper-parameters.
+// Throws kite::Error, naming the file and the key, for an unknown architecture or missing or
+// out-of-range hyper-parameters.
 ModelConfig read_model_config(const GgufFile& file);
 
 }  // namespace kite

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <unordered_set>
+
 #include "core/error.h"
 #include "kernels/isa.h"
 #include "kernels/weight_kernels.h"
@@ -12,30 +14,174 @@ namespace kite {
 
 namespace {
 
-const GgufTensor& require(const GgufFile& f, const std::string& name) {
-    const GgufTensor* t = f.find_tensor(name);
-    if (!t) fail("'{}': tensor '{}' is missing", f.name(), name);
-    if (!weight_kernels(t->type()) || !row_conversion(t->type()))
-        fail("'{}': tensor '{}' has type {}, which Kite cannot compute with yet (supported: {})",
-             f.name(), name, tensor_type_name(t->type_id), compute_type_names());
-    return *t;
+int64_t size_of(Dim d, const ModelConfig& c) {
+    switch (d) {
+        case Dim::One:
+            return 1;
+        case Dim::Embd:
+            return c.n_embd;
+        case Dim::Ff:
+            return c.n_ff;
+        case Dim::Ff2:
+            return 2 * c.n_ff;
+        case Dim::QWidth:
+            return c.n_heads * c.head_dim;
+        case Dim::KvWidth:
+            return c.n_kv_heads * c.head_dim;
+        case Dim::QkvWidth:
+            return (c.n_heads + 2 * c.n_kv_heads) * c.head_dim;
+        case Dim::HeadDim:
+            return c.head_dim;
+        case Dim::Vocab:
+            return c.n_vocab;
+        case Dim::RotHalf:
+            return c.n_rot / 2;
+    }
+    return 0;
 }
 
-WeightMatrix matrix(const GgufFile& f, const std::string& name, int64_t cols, int64_t rows) {
-    const GgufTensor& t = require(f, name);
+void check_type(const GgufFile& f, const GgufTensor& t) {
+    if (!weight_kernels(t.type()) || !row_conversion(t.type()))
+        fail("'{}': tensor '{}' has type {}, which Kite cannot compute with yet (supported: {})",
+             f.name(), t.name, tensor_type_name(t.type_id), compute_type_names());
+}
+
+WeightMatrix matrix(const GgufFile& f, const GgufTensor& t, int64_t cols, int64_t rows) {
     if (t.n_dims != 2 || int64_t(t.dims[0]) != cols || int64_t(t.dims[1]) != rows)
-        fail("'{}': tensor '{}' has shape [{}, {}], expected [{}, {}]", f.name(), name, t.dims[0],
+        fail("'{}': tensor '{}' has shape [{}, {}], expected [{}, {}]", f.name(), t.name, t.dims[0],
              t.dims[1], cols, rows);
     return {t.type(), t.data, rows, cols, row_bytes(t.type(), cols)};
 }
 
-std::vector<float> vector(const GgufFile& f, const std::string& name, int64_t n) {
-    const GgufTensor& t = require(f, name);
-    if (t.n_elements != uint64_t(n))
-        fail("'{}': tensor '{}' has {} elements, expected {}", f.name(), name, t.n_elements, n);
+std::vector<float> vector(const GgufFile& f, const GgufTensor& t, int64_t n) {
+    if (t.n_dims != 1 || t.n_elements != uint64_t(n))
+        fail("'{}': tensor '{}' has {} elements in {} dimensions, expected {} in 1", f.name(),
+             t.name, t.n_elements, t.n_dims, n);
     std::vector<float> out(n);
     dequantize_row(t.type(), t.data, out.data(), n);
     return out;
+}
+
+// Rows [first, first + n) of m, as a matrix of their own.
+WeightMatrix rows_of(const WeightMatrix& m, int64_t first, int64_t n) {
+    WeightMatrix part = m;
+    part.data = m.data + first * m.row_bytes;
+    part.rows = n;
+    return part;
+}
+
+// Stores tensor t (shape already checked by the caller through `spec`) where its role says.
+void bind(const GgufFile& f, const GgufTensor& t, const TensorSpec& spec, const ModelConfig& c,
+          ModelWeights& w, LayerWeights* layer) {
+    const int64_t cols = size_of(spec.cols, c), rows = size_of(spec.rows, c);
+    const int64_t q_width = c.n_heads * c.head_dim, kv_width = c.n_kv_heads * c.head_dim;
+    auto mat = [&] { return matrix(f, t, cols, rows); };
+    auto vec = [&] { return vector(f, t, cols); };
+    switch (spec.role) {
+        case Role::TokenEmbd:
+            w.token_embd = mat();
+            return;
+        case Role::OutputNorm:
+            w.output_norm = vec();
+            return;
+        case Role::Output:
+            w.output = mat();
+            return;
+        case Role::RopeFreqs:
+            w.rope_freqs = vec();
+            return;
+        case Role::RopeFactorsShort:
+            w.rope_factors_short = vec();
+            return;
+        case Role::RopeFactorsLong:
+            w.rope_factors_long = vec();
+            return;
+        default:
+            break;
+    }
+    LayerWeights& l = *layer;
+    switch (spec.role) {
+        case Role::AttnNorm:
+            l.attn_norm = vec();
+            return;
+        case Role::AttnQ:
+            l.wq = mat();
+            return;
+        case Role::AttnK:
+            l.wk = mat();
+            return;
+        case Role::AttnV:
+            l.wv = mat();
+            return;
+        case Role::AttnQkv: {
+            const WeightMatrix qkv = mat();
+            l.wq = rows_of(qkv, 0, q_width);
+            l.wk = rows_of(qkv, q_width, kv_width);
+            l.wv = rows_of(qkv, q_width + kv_width, kv_width);
+            return;
+        }
+        case Role::AttnQBias:
+            l.bq = vec();
+            return;
+        case Role::AttnKBias:
+            l.bk = vec();
+            return;
+        case Role::AttnVBias:
+            l.bv = vec();
+            return;
+        case Role::AttnQNorm:
+            l.attn_q_norm = vec();
+            return;
+        case Role::AttnKNorm:
+            l.attn_k_norm = vec();
+            return;
+        case Role::AttnOutput:
+            l.wo = mat();
+            return;
+        case Role::AttnPostNorm:
+            l.attn_post_norm = vec();
+            return;
+        case Role::FfnNorm:
+            l.ffn_norm = vec();
+            return;
+        case Role::FfnGate:
+            l.w_gate = mat();
+            return;
+        case Role::FfnUp:
+            l.w_up = mat();
+            return;
+        case Role::FfnGateUp: {  // the gate's rows first, as llama.cpp splits it
+            const WeightMatrix gate_up = mat();
+            l.w_gate = rows_of(gate_up, 0, c.n_ff);
+            l.w_up = rows_of(gate_up, c.n_ff, c.n_ff);
+            return;
+        }
+        case Role::FfnDown:
+            l.w_down = mat();
+            return;
+        case Role::FfnPostNorm:
+            l.ffn_post_norm = vec();
+            return;
+        default:
+            return;
+    }
+}
+
+// Binds each tensor of `specs` present in the file; a missing required one is an error.
+void bind_all(const GgufFile& f, std::span<const TensorSpec> specs, const std::string& prefix,
+              const ModelConfig& c, ModelWeights& w, LayerWeights* layer,
+              std::unordered_set<std::string_view>& used) {
+    for (const TensorSpec& spec : specs) {
+        const std::string name = prefix + std::string(spec.name);
+        const GgufTensor* t = f.find_tensor(name);
+        if (!t) {
+            if (spec.required) fail("'{}': tensor '{}' is missing", f.name(), name);
+            continue;
+        }
+        check_type(f, *t);
+        bind(f, *t, spec, c, w, layer);
+        used.insert(t->name);
+    }
 }
 
 // The file's copy of a packed matrix is not read again (but for token embedding rows of a
@@ -54,25 +200,16 @@ void pack(const GgufFile& f, WeightMatrix& m, std::vector<PackedBytes>& owner) {
 ModelWeights bind_weights(const GgufFile& f, const ModelConfig& c) {
     validate_tensor_values(f);
     ModelWeights w;
-    const int64_t q_width = c.n_heads * c.head_dim, kv_width = c.n_kv_heads * c.head_dim;
-    w.token_embd = matrix(f, "token_embd.weight", c.n_embd, c.n_vocab);
-    for (int64_t l = 0; l < c.n_layers; ++l) {
-        auto name = [l](const char* leaf) { return fmt::format("blk.{}.{}.weight", l, leaf); };
-        LayerWeights lw;
-        lw.attn_norm = vector(f, name("attn_norm"), c.n_embd);
-        lw.wq = matrix(f, name("attn_q"), c.n_embd, q_width);
-        lw.wk = matrix(f, name("attn_k"), c.n_embd, kv_width);
-        lw.wv = matrix(f, name("attn_v"), c.n_embd, kv_width);
-        lw.wo = matrix(f, name("attn_output"), q_width, c.n_embd);
-        lw.ffn_norm = vector(f, name("ffn_norm"), c.n_embd);
-        lw.w_gate = matrix(f, name("ffn_gate"), c.n_embd, c.n_ff);
-        lw.w_up = matrix(f, name("ffn_up"), c.n_embd, c.n_ff);
-        lw.w_down = matrix(f, name("ffn_down"), c.n_ff, c.n_embd);
-        w.layers.push_back(std::move(lw));
-    }
-    w.output_norm = vector(f, "output_norm.weight", c.n_embd);
-    w.output = f.find_tensor("output.weight") ? matrix(f, "output.weight", c.n_embd, c.n_vocab)
-                                              : w.token_embd;
+    std::unordered_set<std::string_view> used;
+    bind_all(f, c.arch->model_tensors, "", c, w, nullptr, used);
+    w.layers.resize(c.n_layers);
+    for (int64_t l = 0; l < c.n_layers; ++l)
+        bind_all(f, c.arch->layer_tensors, fmt::format("blk.{}.", l), c, w, &w.layers[l], used);
+    if (!w.output.data) w.output = w.token_embd;
+    for (const GgufTensor& t : f.tensors())
+        if (!used.contains(t.name))
+            fail("'{}': tensor '{}' is not used by architecture '{}'", f.name(), t.name,
+                 c.architecture);
     return w;
 }
 

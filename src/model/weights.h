@@ -1,6 +1,6 @@
-// The llama-family weights of a GGUF file, bound in place. Where this CPU has packed matrix
-// kernels, a model for inference also repacks each matrix once at load (packed_gemm.h); the
-// token embedding keeps being read from the file.
+// The weights of a GGUF file as its architecture describes them, bound in place. Where this CPU
+// has packed matrix kernels, a model for inference also repacks each matrix once at load
+// (packed_gemm.h); the token embedding keeps being read from the file.
 #pragma once
 
 #include <string>
@@ -13,23 +13,34 @@
 
 namespace kite {
 
+// 1-D weights are small: kept as f32 copies, empty when the architecture or the file has none.
+// A fused matrix of the file (attn_qkv, ffn_up holding gate and up) is bound as views of its
+// rows, so the forward pass sees separate matrices either way.
 struct LayerWeights {
-    std::vector<float> attn_norm;  // 1-D weights are small: kept as f32 copies
-    WeightMatrix wq, wk, wv, wo;
+    std::vector<float> attn_norm;
+    WeightMatrix wq, wk, wv;
+    std::vector<float> bq, bk, bv;                // biases added to q, k, v
+    std::vector<float> attn_q_norm, attn_k_norm;  // RMSNorm of every query / key head
+    WeightMatrix wo;
+    std::vector<float> attn_post_norm;  // RMSNorm of the attention output before the residual
     std::vector<float> ffn_norm;
     WeightMatrix w_gate, w_up, w_down;
+    std::vector<float> ffn_post_norm;  // RMSNorm of the feed-forward output before the residual
 };
 
 struct ModelWeights {
     WeightMatrix token_embd;  // rows are token embeddings
     std::vector<LayerWeights> layers;
     std::vector<float> output_norm;
-    WeightMatrix output;              // the LM head; token_embd when the file ties them
+    WeightMatrix output;  // the LM head; token_embd when the file ties them
+    // RoPE frequency factors (n_rot / 2 divisors of the angles), empty when absent: Llama 3's,
+    // and LongRoPE's for contexts up to and beyond the original length.
+    std::vector<float> rope_freqs, rope_factors_short, rope_factors_long;
     std::vector<PackedBytes> packed;  // owns the matrices' packed copies
 };
 
-// Throws kite::Error naming the tensor for a missing tensor, a wrong shape or a type Kite
-// cannot compute with.
+// Throws kite::Error naming the file and the tensor for a missing tensor, a wrong shape, a type
+// Kite cannot compute with, or a tensor the architecture does not use.
 ModelWeights bind_weights(const GgufFile& file, const ModelConfig& config);
 
 // Repacks every matrix this CPU has a packed kernel for, and drops the file's pages of them
