@@ -6,12 +6,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "gguf/gguf_file.h"
 #include "kernels/isa.h"
 #include "kernels/matmul.h"
 #include "kernels/packed_gemm.h"
@@ -284,6 +287,42 @@ TEST(PackedGemm, KQuantActivationsAreTheReferenceBytes) {
             for (int j = 0; j < 256; ++j) ASSERT_EQ(got[b].qs[j], ref[b].qs[j]) << b << " " << j;
             for (int j = 0; j < 16; ++j)
                 ASSERT_EQ(got[b].bsums[j], ref[b].bsums[j]) << b << " " << j;
+        }
+    }
+}
+
+// Rows of real Q4_K_M tensors (Qwen2.5-Coder-0.5B: Q4_K, Q6_K and, 896 columns not filling
+// 256-value blocks, Q5_0), where the file is installed.
+TEST(PackedGemm, RealTensorsMatchReference) {
+    const char* home = std::getenv("HOME");
+    const std::string path =
+        std::string(home ? home : "") + "/.cache/kite/real/qwen2.5-coder-0.5b.gguf";
+    if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is not installed";
+    const auto file = GgufFile::open(path);
+    std::mt19937 rng(41);
+    ThreadPool pool(2);
+    for (TensorType type : {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q5_0}) {
+        const GgufTensor* t = nullptr;
+        for (const GgufTensor& candidate : file->tensors())
+            if (candidate.type() == type && candidate.name.starts_with("blk.")) {
+                t = &candidate;
+                break;
+            }
+        ASSERT_NE(t, nullptr) << tensor_type_name(type);
+        const int64_t cols = static_cast<int64_t>(t->dims[0]), rows = 40;
+        const size_t rb = row_bytes(type, cols);
+        for (Isa isa : packed_isas()) {
+            const PackedKernels& k = *packed_kernels(type, isa);
+            const TestMatrix m(type, rows, cols, k,
+                               std::vector<uint8_t>(t->data, t->data + rows * rb));
+            for (int64_t T : {1, 5}) {
+                const std::vector<float> x = random_floats(T * cols, rng);
+                std::vector<float> y(T * rows);
+                std::vector<uint8_t> scratch(matmul_scratch_bytes(type, cols, T));
+                matmul(m.w, x.data(), T, y.data(), scratch.data(), pool);
+                expect_matches_reference(
+                    m, x, T, y, std::string(t->name) + " " + describe(k, type, rows, cols, T));
+            }
         }
     }
 }
