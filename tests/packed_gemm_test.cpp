@@ -38,7 +38,7 @@ bool is_k_quant(TensorType t) {
 
 // Column counts to test: some blocks, an odd number of them, and a long row.
 std::vector<int64_t> column_counts(TensorType t) {
-    if (is_k_quant(t)) return {256, 768, 2048};
+    if (is_k_quant(t)) return {256, 1280};
     if (t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16)
         return {1, 33, 201, 32, 96, 160, 4096};
     return {32, 96, 160, 4096};
