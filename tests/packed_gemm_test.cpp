@@ -4,29 +4,44 @@
 // of float groups for long prefills.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "gguf/gguf_file.h"
 #include "kernels/isa.h"
 #include "kernels/matmul.h"
 #include "kernels/packed_gemm.h"
 #include "kernels/weight_kernels.h"
 #include "quant/blocks.h"
+#include "quant/blocks_k.h"
+#include "quant/blocks_q5.h"
 #include "quant/convert.h"
 #include "quant/fp16.h"
 
 namespace kite {
 namespace {
 
-constexpr TensorType kTypes[] = {TensorType::F32,  TensorType::F16,  TensorType::BF16,
-                                 TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1};
+constexpr TensorType kTypes[] = {
+    TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q8_0, TensorType::Q4_0,
+    TensorType::Q4_1, TensorType::Q5_0, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K};
 
-bool is_quantized(TensorType t) {
-    return t == TensorType::Q8_0 || t == TensorType::Q4_0 || t == TensorType::Q4_1;
+bool is_k_quant(TensorType t) {
+    return t == TensorType::Q4_K || t == TensorType::Q5_K || t == TensorType::Q6_K;
+}
+
+// Column counts to test: some blocks, an odd number of them, and a long row.
+std::vector<int64_t> column_counts(TensorType t) {
+    if (is_k_quant(t)) return {256, 1280};
+    if (t == TensorType::F32 || t == TensorType::F16 || t == TensorType::BF16)
+        return {1, 33, 201, 32, 96, 160, 4096};
+    return {32, 96, 160, 4096};
 }
 
 // The levels with packed kernels that this CPU can run.
@@ -115,10 +130,8 @@ TEST(PackedGemm, EveryIsaAndTypeMatchesReference) {
             const PackedKernels* k = packed_kernels(type, isa);
             ASSERT_NE(k, nullptr) << isa_name(isa) << " " << tensor_type_name(type);
             ASSERT_EQ(k->isa, isa);
-            std::vector<int64_t> col_counts = {32, 96, 160, 4096};
-            if (!is_quantized(type)) col_counts.insert(col_counts.end(), {1, 33, 201});
             for (int64_t rows : {1, 7, 9, 17, 33})
-                for (int64_t cols : col_counts) {
+                for (int64_t cols : column_counts(type)) {
                     const TestMatrix m(type, rows, cols, *k, rng);
                     // 70: past the token count from which float groups are converted to F32.
                     const std::vector<int64_t> token_counts =
@@ -140,9 +153,9 @@ TEST(PackedGemm, SharedInputMatchesReference) {
     // Q, K and V shapes off the group sizes: one prepared input, one job over all their rows.
     std::mt19937 rng(5);
     ThreadPool pool(2);
-    const int64_t cols = 160;
     for (Isa isa : packed_isas())
         for (TensorType type : kTypes) {
+            const int64_t cols = is_k_quant(type) ? 512 : 160;
             const PackedKernels& k = *packed_kernels(type, isa);
             std::vector<TestMatrix> mats;
             for (int64_t rows : {33, 9, 17}) mats.emplace_back(type, rows, cols, k, rng);
@@ -164,6 +177,19 @@ TEST(PackedGemm, SharedInputMatchesReference) {
         }
 }
 
+// Bytes of `n` blocks of `Block` whose bytes (after its f16 scale fields, set to 1) are all
+// 0xff or all 0x00: every weight at the top of its range or the bottom.
+template <typename Block>
+void fill_extreme(uint8_t* out, int64_t n, size_t scale_fields, std::mt19937& rng) {
+    std::bernoulli_distribution coin;
+    const uint16_t one = f32_to_f16(1.0f);
+    for (int64_t b = 0; b < n; ++b) {
+        uint8_t* blk = out + b * sizeof(Block);
+        for (size_t i = 0; i < sizeof(Block); ++i) blk[i] = coin(rng) ? 0xff : 0x00;
+        for (size_t f = 0; f < scale_fields; ++f) std::memcpy(blk + 2 * f, &one, 2);
+    }
+}
+
 // Blocks whose every weight is one of the type's extremes, against activations that quantize to
 // +-127: the integer sums the AVX2 kernels keep in int16 come closest to overflowing.
 std::vector<uint8_t> extreme_blocks(TensorType type, int64_t rows, int64_t cols,
@@ -172,6 +198,29 @@ std::vector<uint8_t> extreme_blocks(TensorType type, int64_t rows, int64_t cols,
     std::bernoulli_distribution coin;
     const uint16_t one = f32_to_f16(1.0f);
     const int64_t n_blocks = rows * cols / kQK;
+    switch (type) {
+        case TensorType::Q5_0:
+            fill_extreme<BlockQ5_0>(bytes.data(), n_blocks, 1, rng);
+            return bytes;
+        case TensorType::Q4_K:
+            fill_extreme<BlockQ4_K>(bytes.data(), n_blocks / 8, 2, rng);
+            return bytes;
+        case TensorType::Q5_K:
+            fill_extreme<BlockQ5_K>(bytes.data(), n_blocks / 8, 2, rng);
+            return bytes;
+        case TensorType::Q6_K: {
+            // Scales 127 or -128; its f16 d is the last field.
+            fill_extreme<BlockQ6_K>(bytes.data(), n_blocks / 8, 0, rng);
+            for (int64_t b = 0; b < n_blocks / 8; ++b) {
+                auto* blk = reinterpret_cast<BlockQ6_K*>(bytes.data()) + b;
+                for (int8_t& s : blk->scales) s = coin(rng) ? 127 : -128;
+                blk->d = one;
+            }
+            return bytes;
+        }
+        default:
+            break;
+    }
     for (int64_t b = 0; b < n_blocks; ++b) {
         if (type == TensorType::Q8_0) {
             BlockQ8_0 blk{one, {}};
@@ -195,21 +244,87 @@ TEST(PackedGemm, ExtremeQuantsDoNotSaturate) {
     ThreadPool pool(2);
     const int64_t rows = 24, cols = 256;
     for (Isa isa : packed_isas())
-        for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1}) {
+        for (TensorType type :
+             {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0,
+              TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
             const PackedKernels& k = *packed_kernels(type, isa);
             const TestMatrix m(type, rows, cols, k, extreme_blocks(type, rows, cols, rng));
             for (int64_t T : {1, 4}) {
-                // Each activation block all +-1 (every quant +-127), or all +1 (biased 255).
+                // Each activation block all +-1 (every quant +-127), or all +1 (biased 255; for
+                // the K-quants' 256-value blocks, all of one sign: -127 each).
                 std::vector<float> x(T * cols);
                 std::bernoulli_distribution coin;
+                const size_t block = is_k_quant(type) ? 256 : kQK;
                 for (size_t i = 0; i < x.size(); ++i)
-                    x[i] = (i / kQK) % 2 ? 1.0f : (coin(rng) ? 1.0f : -1.0f);
+                    x[i] = (i / block) % 2 ? 1.0f : (coin(rng) ? 1.0f : -1.0f);
                 std::vector<float> y(T * rows);
                 std::vector<uint8_t> scratch(matmul_scratch_bytes(type, cols, T));
                 matmul(m.w, x.data(), T, y.data(), scratch.data(), pool);
                 expect_matches_reference(m, x, T, y, describe(k, type, rows, cols, T));
             }
         }
+}
+
+TEST(PackedGemm, KQuantActivationsAreTheReferenceBytes) {
+    if (detected_isa() < Isa::Avx2) GTEST_SKIP() << "no AVX2";
+    std::mt19937 rng(31);
+    const int64_t cols = 5 * 256;
+    for (int trial = 0; trial < 20; ++trial) {
+        std::vector<float> x = random_floats(cols, rng);
+        // Block 1: the largest magnitude twice with both signs (the first one sets the sign);
+        // block 2: all zero; block 3: rounding ties.
+        x[256 + 7] = -9.0f;
+        x[256 + 200] = 9.0f;
+        std::fill(x.begin() + 512, x.begin() + 768, 0.0f);
+        // The scale there is 1: every other value lies halfway between two quants.
+        for (int j = 0; j < 256; ++j) x[768 + j] = static_cast<float>(j % 254 - 127) + 0.5f;
+        x[768] = -127.0f;
+        std::vector<BlockQ8_K> ref(cols / 256), got(cols / 256);
+        quantize_row_q8_k(x.data(), ref.data(), cols);
+        packed::quantize_q8_k(x.data(), reinterpret_cast<uint8_t*>(got.data()), cols);
+        for (size_t b = 0; b < ref.size(); ++b) {
+            EXPECT_EQ(got[b].d, ref[b].d) << "block " << b;
+            for (int j = 0; j < 256; ++j) ASSERT_EQ(got[b].qs[j], ref[b].qs[j]) << b << " " << j;
+            for (int j = 0; j < 16; ++j)
+                ASSERT_EQ(got[b].bsums[j], ref[b].bsums[j]) << b << " " << j;
+        }
+    }
+}
+
+// Rows of real Q4_K_M tensors (Qwen2.5-Coder-0.5B: Q4_K, Q6_K and, 896 columns not filling
+// 256-value blocks, Q5_0), where the file is installed.
+TEST(PackedGemm, RealTensorsMatchReference) {
+    const char* home = std::getenv("HOME");
+    const std::string path =
+        std::string(home ? home : "") + "/.cache/kite/real/qwen2.5-coder-0.5b.gguf";
+    if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is not installed";
+    const auto file = GgufFile::open(path);
+    std::mt19937 rng(41);
+    ThreadPool pool(2);
+    for (TensorType type : {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q5_0}) {
+        const GgufTensor* t = nullptr;
+        for (const GgufTensor& candidate : file->tensors())
+            if (candidate.type() == type && candidate.name.starts_with("blk.")) {
+                t = &candidate;
+                break;
+            }
+        ASSERT_NE(t, nullptr) << tensor_type_name(type);
+        const int64_t cols = static_cast<int64_t>(t->dims[0]), rows = 40;
+        const size_t rb = row_bytes(type, cols);
+        for (Isa isa : packed_isas()) {
+            const PackedKernels& k = *packed_kernels(type, isa);
+            const TestMatrix m(type, rows, cols, k,
+                               std::vector<uint8_t>(t->data, t->data + rows * rb));
+            for (int64_t T : {1, 5}) {
+                const std::vector<float> x = random_floats(T * cols, rng);
+                std::vector<float> y(T * rows);
+                std::vector<uint8_t> scratch(matmul_scratch_bytes(type, cols, T));
+                matmul(m.w, x.data(), T, y.data(), scratch.data(), pool);
+                expect_matches_reference(
+                    m, x, T, y, std::string(t->name) + " " + describe(k, type, rows, cols, T));
+            }
+        }
+    }
 }
 
 TEST(PackedGemm, LookupHasEveryTypeAtEveryPackedLevel) {

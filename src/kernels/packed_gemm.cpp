@@ -13,6 +13,7 @@
 #include "kernels/microbench.h"
 #include "kernels/packed_layout.h"
 #include "quant/blocks.h"
+#include "quant/blocks_k.h"
 #include "quant/fp16.h"
 
 namespace kite {
@@ -54,6 +55,10 @@ namespace packed {
 
 size_t biased_activation_bytes(int64_t cols) {
     return static_cast<size_t>(cols / kQK) * sizeof(BlockQ8Biased);
+}
+
+size_t k_activation_bytes(int64_t cols) {
+    return static_cast<size_t>(cols / kQK_K) * sizeof(BlockQ8_K);
 }
 
 size_t bf16_widened_activation_bytes(int64_t cols) {

@@ -34,13 +34,13 @@ struct PackedKernels {
 };
 
 namespace packed::avx512 {
-extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1;
+extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q4_k, q5_k, q6_k;
 }
 namespace packed::avxvnni {
-extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1;
+extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q4_k, q5_k, q6_k;
 }
 namespace packed::avx2 {
-extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1;
+extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q4_k, q5_k, q6_k;
 }
 
 // How packed BF16 weights are multiplied on AVX-512: chosen once per process by timing both
@@ -71,6 +71,10 @@ PackedBytes pack_weights(const WeightMatrix& w, const PackedKernels& k);
 namespace packed {
 
 size_t biased_activation_bytes(int64_t cols);
+// Activations for packed K-quants: BlockQ8_K rows, bit for bit as the reference dot products'
+// (quantize_row_q8_k); quantize_q8_k runs AVX2 (every level with packed kernels has it).
+size_t k_activation_bytes(int64_t cols);
+void quantize_q8_k(const float* x, uint8_t* dst, int64_t cols);
 // Activations for widened BF16 weights: f32 values rounded to bf16, an odd count padded.
 size_t bf16_widened_activation_bytes(int64_t cols);
 void prepare_bf16_widened_activation(const float* x, uint8_t* dst, int64_t cols);

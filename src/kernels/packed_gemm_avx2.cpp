@@ -8,10 +8,11 @@
 //
 // Integer products without VNNI: vpmaddubsw (u8 x s8, adjacent pairs summed to saturating
 // i16) then vpmaddwd with ones (to i32).
-//   Q4_0, Q4_1: the biased activations (q + 128, u8) times the weights (s8; Q4_0 nibble - 8
-//     in [-8, 7], Q4_1 nibble in [0, 15]). A pair sums to at most 2 * 255 * 8 = 4080 (Q4_0),
-//     so the 8 quads of a block sum in i16 (32640) before one vpmaddwd; Q4_1 pairs reach
-//     2 * 255 * 15 = 7650, so 4 quads (30600) at most. nsum removes the bias, as with VNNI.
+//   Q4_0, Q4_1, Q5_0: the biased activations (q + 128, u8) times the weights (s8; Q4_0
+//     nibble - 8 in [-8, 7], Q4_1 nibble in [0, 15], Q5_0 level - 16 in [-16, 15]). A pair
+//     sums to at most 2 * 255 * 8 = 4080 (Q4_0), so the 8 quads of a block sum in i16 (32640)
+//     before one vpmaddwd; Q4_1 pairs reach 2 * 255 * 15 = 7650 and Q5_0 pairs 8160, so 4 quads
+//     (32640) at most. nsum removes the bias, as with VNNI.
 //   Q8_0: biased activations would overflow (2 * 255 * 127 > 32767), so the activation's
 //     bias is removed once per broadcast and the product is |w| (u8) times sign(x, w) (s8),
 //     at most 2 * 128 * 127 = 32512 per pair: one vpmaddwd per quad.
@@ -23,8 +24,10 @@
 
 #include "kernels/cpu_features.h"
 #include "kernels/packed_gemm.h"
+#include "kernels/packed_k_layout.h"
 #include "kernels/packed_layout.h"
 #include "quant/blocks.h"
+#include "quant/blocks_k.h"
 #include "quant/fp16.h"
 
 #define KITE_AVX2 __attribute__((target("avx2,fma,f16c")))
@@ -41,6 +44,10 @@ constexpr int64_t kRows = 8;
 // A float tile keeps an accumulator only: 2 x 6 (12 accumulators, 2 weights, a broadcast).
 constexpr int kQuantTokens = 3;
 constexpr int kFloatTokens = 6;
+
+// K-quant tiles keep an int32 sum, a partial sum and a float accumulator per (group, token):
+// 1 group x 4 tokens, and 2 x 1 for decode (k_tile_groups).
+constexpr int kKTokens = 4;
 
 // F16 (and BF16) groups run as F32 from this many tokens (see run_tiles).
 constexpr int64_t kConvertTokens = 64;
@@ -94,7 +101,45 @@ KITE_AVX2 inline void load_quads(const uint8_t* q, int p, __m256i& lo, __m256i& 
             lo = _mm256_sub_epi8(lo, _mm256_set1_epi8(8));
             hi = _mm256_sub_epi8(hi, _mm256_set1_epi8(8));
         }
+        if constexpr (T == TensorType::Q5_0) {
+            // w = level - 16: where the fifth bit is clear, the byte is 0xf0 | nibble.
+            const __m256i high =
+                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 16 * kRows));
+            const __m256i negative = _mm256_set1_epi8(static_cast<char>(0xf0));
+            const __m256i lo_bit = _mm256_set1_epi8(static_cast<char>(1 << (2 * p)));
+            const __m256i hi_bit = _mm256_set1_epi8(static_cast<char>(2 << (2 * p)));
+            const __m256i zero = _mm256_setzero_si256();
+            lo = _mm256_or_si256(
+                lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(high, lo_bit), zero),
+                                     negative));
+            hi = _mm256_or_si256(
+                hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(high, hi_bit), zero),
+                                     negative));
+        }
     }
+}
+
+// The 4 bytes at p, broadcast.
+KITE_AVX2 inline __m256i broadcast_word(const void* p) {
+    int32_t word;
+    std::memcpy(&word, p, 4);
+    return _mm256_set1_epi32(word);
+}
+
+// The bits above the nibble of quad `slot` of a K-quant high register, moved to bits 4 and
+// up. The 16-bit shifts move no bit of the neighbouring byte into the kept bits (shifts of at
+// most 4).
+template <int kBits>
+KITE_AVX2 inline __m256i high_levels(__m256i high, int slot) {
+    const int from = (kBits - 4) * slot;
+    const __m256i moved =
+        from <= 4 ? _mm256_slli_epi16(high, 4 - from) : _mm256_srli_epi16(high, from - 4);
+    return _mm256_and_si256(moved,
+                            _mm256_set1_epi8(static_cast<char>(((1 << (kBits - 4)) - 1) << 4)));
+}
+
+int64_t k_tile_groups(int64_t n_tokens) {
+    return n_tokens == 1 ? 2 : 1;
 }
 
 // -128 * sum(weights) of block b for 8 rows: the biased activations carry +128 each.
@@ -137,12 +182,12 @@ KITE_AVX2 inline void q8_0_block_sums(const GroupParts<const uint8_t> (&parts)[G
     }
 }
 
-// Q4_0 and Q4_1 block sums: kFold pairs of quads summed in i16, then widened.
+// Q4_0, Q4_1 and Q5_0 block sums: kFold pairs of quads summed in i16, then widened.
 template <TensorType T, int G, int C>
 KITE_AVX2 inline void q4_block_sums(const GroupParts<const uint8_t> (&parts)[G], int64_t b,
                                     const BlockQ8Biased* const (&x)[C], __m256i (&sum)[G][C]) {
     constexpr int64_t kQuantBytes = quant_layout(T, kRows).quant_bytes;
-    constexpr int kFold = T == TensorType::Q4_0 ? 4 : 2;
+    constexpr int kFold = T == TensorType::Q4_0 ? 4 : 2;  // see the top of the file
     const __m256i ones = _mm256_set1_epi16(1);
     for (int first = 0; first < 4; first += kFold) {
         __m256i pairs[G][C];  // i16
@@ -186,7 +231,32 @@ KITE_AVX2 inline void block_sums(const GroupParts<const uint8_t> (&parts)[G], in
         q4_block_sums<T>(parts, b, x, sum);
 }
 
+// K-quant products without VNNI: the levels (u8) times the activations (s8) with vpmaddubsw,
+// kFoldPairs pairs of quads summed in i16, then vpmaddwd with the scale in both halves of each
+// row's 32 bits. A product is at most 127 * 15 (Q4_K), 127 * 31 (Q5_K) or 127 * 63 (Q6_K), so
+// 16, 8 or 4 of them sum in i16 (30480, 31496, 32004).
+template <TensorType T>
+constexpr int kFoldPairs() {
+    return T == TensorType::Q4_K ? 4 : T == TensorType::Q5_K ? 2 : 1;
+}
+
+KITE_AVX2 inline __m256i add_pair(__m256i part, __m256i lo, __m256i hi, __m256i xa, __m256i xb) {
+    return _mm256_add_epi16(
+        part, _mm256_add_epi16(_mm256_maddubs_epi16(lo, xa), _mm256_maddubs_epi16(hi, xb)));
+}
+
+KITE_AVX2 inline __m256i load_scale(const uint8_t* p) {
+    const __m256i s = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+    return _mm256_or_si256(_mm256_and_si256(s, _mm256_set1_epi32(0xffff)),
+                           _mm256_slli_epi32(s, 16));
+}
+
+KITE_AVX2 inline __m256i apply_scale(__m256i part, __m256i scale) {
+    return _mm256_madd_epi16(part, scale);
+}
+
 #define KITE_TILE_TARGET KITE_AVX2
+#include "kernels/packed_k_tile_256.inc"
 #include "kernels/packed_quant_tile_256.inc"
 #undef KITE_TILE_TARGET
 
@@ -310,13 +380,18 @@ constexpr TilePlan quant_plan(const TileTable& tiles) {
     return {kRows, quant_tile_groups, &tiles, nullptr, nullptr, 0};
 }
 
+constexpr TilePlan k_plan(const TileTable& tiles) {
+    return {kRows, k_tile_groups, &tiles, nullptr, nullptr, 0};
+}
+
 constexpr TilePlan float_plan(const TileTable& tiles, ToF32Fn to_f32) {
     return {kRows, float_tile_groups, &tiles, to_f32, &kF32, kConvertTokens};
 }
 
 constexpr TilePlan kPlanQ8_0 = quant_plan(kQ8_0), kPlanQ4_0 = quant_plan(kQ4_0),
-                   kPlanQ4_1 = quant_plan(kQ4_1), kPlanF32 = float_plan(kF32, nullptr),
-                   kPlanF16 = float_plan(kF16, f16_to_f32),
+                   kPlanQ4_1 = quant_plan(kQ4_1), kPlanQ5_0 = quant_plan(kQ5_0),
+                   kPlanQ4_K = k_plan(kQ4_K), kPlanQ5_K = k_plan(kQ5_K), kPlanQ6_K = k_plan(kQ6_K),
+                   kPlanF32 = float_plan(kF32, nullptr), kPlanF16 = float_plan(kF16, f16_to_f32),
                    kPlanBf16 = float_plan(kBf16, bf16_to_f32);
 
 template <const TilePlan& P>
@@ -342,7 +417,8 @@ KITE_TILE_TARGET inline __m256i dpbusd(__m256i sum, __m256i u8, __m256i s8) {
     return _mm256_dpbusd_avx_epi32(sum, u8, s8);
 }
 #include "kernels/packed_vnni_sums_256.inc"
-// The tile, after the block sums it calls.
+// The tiles, after the block sums they call.
+#include "kernels/packed_k_tile_256.inc"
 #include "kernels/packed_quant_tile_256.inc"
 #undef KITE_TILE_TARGET
 }  // namespace vex
@@ -354,7 +430,8 @@ KITE_TILE_TARGET inline __m256i dpbusd(__m256i sum, __m256i u8, __m256i s8) {
     return _mm256_dpbusd_epi32(sum, u8, s8);
 }
 #include "kernels/packed_vnni_sums_256.inc"
-// The tile, after the block sums it calls.
+// The tiles, after the block sums they call.
+#include "kernels/packed_k_tile_256.inc"
 #include "kernels/packed_quant_tile_256.inc"
 #undef KITE_TILE_TARGET
 }  // namespace evex
@@ -366,17 +443,25 @@ int64_t tile_groups(int64_t n_tokens) {
 }
 
 struct VnniPlans {
-    TilePlan q8_0, q4_0, q4_1;
+    TilePlan q8_0, q4_0, q4_1, q5_0, q4_k, q5_k, q6_k;
 };
 
-constexpr VnniPlans plans(const TileTable& q8_0, const TileTable& q4_0, const TileTable& q4_1) {
-    return {{kRows, tile_groups, &q8_0, nullptr, nullptr, 0},
-            {kRows, tile_groups, &q4_0, nullptr, nullptr, 0},
-            {kRows, tile_groups, &q4_1, nullptr, nullptr, 0}};
+constexpr TilePlan vnni_plan(const TileTable& tiles) {
+    return {kRows, tile_groups, &tiles, nullptr, nullptr, 0};
 }
 
-constexpr VnniPlans kVex = plans(vex::kQ8_0, vex::kQ4_0, vex::kQ4_1),
-                    kEvex = plans(evex::kQ8_0, evex::kQ4_0, evex::kQ4_1);
+constexpr TilePlan vnni_k_plan(const TileTable& tiles) {
+    return {kRows, k_tile_groups, &tiles, nullptr, nullptr, 0};
+}
+
+constexpr VnniPlans kVex = {vnni_plan(vex::kQ8_0),   vnni_plan(vex::kQ4_0),
+                            vnni_plan(vex::kQ4_1),   vnni_plan(vex::kQ5_0),
+                            vnni_k_plan(vex::kQ4_K), vnni_k_plan(vex::kQ5_K),
+                            vnni_k_plan(vex::kQ6_K)},
+                    kEvex = {vnni_plan(evex::kQ8_0),   vnni_plan(evex::kQ4_0),
+                             vnni_plan(evex::kQ4_1),   vnni_plan(evex::kQ5_0),
+                             vnni_k_plan(evex::kQ4_K), vnni_k_plan(evex::kQ5_K),
+                             vnni_k_plan(evex::kQ6_K)};
 
 // VEX where the CPU has AVX-VNNI, else the EVEX form of AVX-512 VNNI.
 const VnniPlans& cpu_plans() {
@@ -435,6 +520,19 @@ KITE_AVX2 void quantize_biased(const float* x, uint8_t* dst, int64_t cols) {
     }
 }
 
+// The 16 int32 sums of 8 vectors' pairs (v[2k] + v[2k+1] for k < 8), in order.
+KITE_AVX2 inline __m256i sums_of_pairs(const __m256i* v) {
+    __m256i a[8];
+    for (int k = 0; k < 8; ++k) a[k] = _mm256_add_epi32(v[2 * k], v[2 * k + 1]);
+    const __m256i lo =
+        _mm256_hadd_epi32(_mm256_hadd_epi32(a[0], a[1]), _mm256_hadd_epi32(a[2], a[3]));
+    const __m256i hi =
+        _mm256_hadd_epi32(_mm256_hadd_epi32(a[4], a[5]), _mm256_hadd_epi32(a[6], a[7]));
+    // lo holds sums 0..3 of the low 128-bit halves, then of the high halves (hi: 4..7).
+    return _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20),
+                            _mm256_permute2x128_si256(lo, hi, 0x31));
+}
+
 size_t no_activation(int64_t) {
     return 0;
 }
@@ -443,6 +541,56 @@ size_t no_activation(int64_t) {
 void keep_activation(const float*, uint8_t*, int64_t) {}
 
 }  // namespace
+
+// Q8_K activations bit for bit as quantize_row_q8_k: the first value of largest magnitude maps
+// to -127, quants round half to even (vcvtps2dq), sums of 16.
+KITE_AVX2 void quantize_q8_k(const float* x, uint8_t* dst, int64_t cols) {
+    auto* out = reinterpret_cast<BlockQ8_K*>(dst);
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    for (int64_t b = 0; b < cols / kQK_K; ++b, x += kQK_K) {
+        __m256 m = _mm256_setzero_ps();
+        for (int i = 0; i < 32; ++i)
+            m = _mm256_max_ps(m, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + 8 * i)));
+        __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+        m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+        const float amax = _mm_cvtss_f32(m4);
+        std::memset(&out[b], 0, sizeof out[b]);
+        if (amax == 0.0f) continue;
+        float max = 0.0f;
+        for (int i = 0; i < 32; ++i) {
+            const __m256 v = _mm256_loadu_ps(x + 8 * i);
+            const int hits = _mm256_movemask_ps(
+                _mm256_cmp_ps(_mm256_andnot_ps(sign, v), _mm256_set1_ps(amax), _CMP_EQ_OQ));
+            if (hits) {
+                max = x[8 * i + __builtin_ctz(static_cast<unsigned>(hits))];
+                break;
+            }
+        }
+        const float iscale = -127.0f / max;
+        const __m256 scale = _mm256_set1_ps(iscale);
+        const __m256i top = _mm256_set1_epi32(127);
+        for (int chunk = 0; chunk < 2; ++chunk) {  // 128 values each
+            __m256i q[16];
+            for (int i = 0; i < 16; ++i)
+                q[i] = _mm256_min_epi32(top, _mm256_cvtps_epi32(_mm256_mul_ps(
+                                                 _mm256_loadu_ps(x + 128 * chunk + 8 * i), scale)));
+            for (int i = 0; i < 16; i += 4) {
+                // The packs interleave 128-bit lanes; the permute restores the order.
+                const __m256i bytes = _mm256_packs_epi16(_mm256_packs_epi32(q[i], q[i + 1]),
+                                                         _mm256_packs_epi32(q[i + 2], q[i + 3]));
+                _mm256_storeu_si256(
+                    reinterpret_cast<__m256i*>(out[b].qs + 128 * chunk + 8 * i),
+                    _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+            }
+            const __m256i sums = sums_of_pairs(q);
+            const __m128i sums16 =
+                _mm_packs_epi32(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(out[b].bsums + 8 * chunk), sums16);
+        }
+        out[b].d = 1 / iscale;
+    }
+}
 
 namespace avx2 {
 const PackedKernels f32{Isa::Avx2,         kRows,         no_activation, keep_activation,
@@ -461,6 +609,14 @@ const PackedKernels q4_0{
     Isa::Avx2, kRows, biased_activation_bytes, quantize_biased, quant_tile_groups, gemm<kPlanQ4_0>};
 const PackedKernels q4_1{
     Isa::Avx2, kRows, biased_activation_bytes, quantize_biased, quant_tile_groups, gemm<kPlanQ4_1>};
+const PackedKernels q5_0{
+    Isa::Avx2, kRows, biased_activation_bytes, quantize_biased, quant_tile_groups, gemm<kPlanQ5_0>};
+const PackedKernels q4_k{Isa::Avx2,     kRows,         k_activation_bytes,
+                         quantize_q8_k, k_tile_groups, gemm<kPlanQ4_K>};
+const PackedKernels q5_k{Isa::Avx2,     kRows,         k_activation_bytes,
+                         quantize_q8_k, k_tile_groups, gemm<kPlanQ5_K>};
+const PackedKernels q6_k{Isa::Avx2,     kRows,         k_activation_bytes,
+                         quantize_q8_k, k_tile_groups, gemm<kPlanQ6_K>};
 }  // namespace avx2
 
 // The float types have no integer product: AVX-VNNI runs the AVX2 float kernels.
@@ -489,6 +645,14 @@ const PackedKernels q4_0{Isa::AvxVnni,    kRows,       biased_activation_bytes,
                          quantize_biased, tile_groups, gemm<&VnniPlans::q4_0>};
 const PackedKernels q4_1{Isa::AvxVnni,    kRows,       biased_activation_bytes,
                          quantize_biased, tile_groups, gemm<&VnniPlans::q4_1>};
+const PackedKernels q5_0{Isa::AvxVnni,    kRows,       biased_activation_bytes,
+                         quantize_biased, tile_groups, gemm<&VnniPlans::q5_0>};
+const PackedKernels q4_k{Isa::AvxVnni,  kRows,         k_activation_bytes,
+                         quantize_q8_k, k_tile_groups, gemm<&VnniPlans::q4_k>};
+const PackedKernels q5_k{Isa::AvxVnni,  kRows,         k_activation_bytes,
+                         quantize_q8_k, k_tile_groups, gemm<&VnniPlans::q5_k>};
+const PackedKernels q6_k{Isa::AvxVnni,  kRows,         k_activation_bytes,
+                         quantize_q8_k, k_tile_groups, gemm<&VnniPlans::q6_k>};
 }  // namespace avxvnni
 
 }  // namespace kite::packed

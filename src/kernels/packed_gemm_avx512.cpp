@@ -13,8 +13,10 @@
 #include <utility>
 
 #include "kernels/packed_gemm.h"
+#include "kernels/packed_k_layout.h"
 #include "kernels/packed_layout.h"
 #include "quant/blocks.h"
+#include "quant/blocks_k.h"
 #include "quant/fp16.h"
 
 namespace kite::packed::avx512 {
@@ -48,6 +50,16 @@ KITE_AVX512 inline void load_quads(const uint8_t* q, int p, __m512i& lo, __m512i
         if constexpr (T == TensorType::Q4_0) {
             lo = _mm512_sub_epi8(lo, _mm512_set1_epi8(8));
             hi = _mm512_sub_epi8(hi, _mm512_set1_epi8(8));
+        }
+        if constexpr (T == TensorType::Q5_0) {
+            // w = level - 16: 16 comes off where the fifth bit is clear.
+            const __m512i high = _mm512_loadu_si512(q + 16 * kRows);
+            const __m512i sixteen = _mm512_set1_epi8(16);
+            const __mmask64 lo_clear = _mm512_testn_epi8_mask(high, _mm512_set1_epi8(1 << (2 * p)));
+            const __mmask64 hi_clear =
+                _mm512_testn_epi8_mask(high, _mm512_set1_epi8(static_cast<char>(2 << (2 * p))));
+            lo = _mm512_mask_sub_epi8(lo, lo_clear, lo, sixteen);
+            hi = _mm512_mask_sub_epi8(hi, hi_clear, hi, sixteen);
         }
     }
 }
@@ -131,6 +143,113 @@ KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const 
                 const __m512 mw = load_f16x16(parts[g].m + b * kRows);
                 for (int c = 0; c < C; ++c)
                     acc[g][c] = _mm512_fmadd_ps(mw, _mm512_set1_ps(sx[c]), acc[g][c]);
+            }
+        }
+    }
+    store_tile(acc, w, g0, t0, y);
+}
+
+// ---- K-quants (packed_k_layout.h) ----------------------------------------------------------
+
+// The bits above the nibble of quad `slot` of a high register, moved to bits 4 and up. The
+// 16-bit shifts move no bit of the neighbouring byte into the kept bits (shifts of at most 4).
+template <int kBits>
+KITE_AVX512 inline __m512i high_levels(__m512i high, int slot) {
+    const int from = (kBits - 4) * slot;
+    const __m512i moved =
+        from <= 4 ? _mm512_slli_epi16(high, 4 - from) : _mm512_srli_epi16(high, from - 4);
+    return _mm512_and_si512(moved,
+                            _mm512_set1_epi8(static_cast<char>(((1 << (kBits - 4)) - 1) << 4)));
+}
+
+// The unsigned levels of quads 2p (lo) and 2p+1 (hi) of a super-block for 16 rows.
+template <TensorType T>
+KITE_AVX512 inline void load_levels(const uint8_t* sb, int p, __m512i& lo, __m512i& hi) {
+    constexpr KLayout l = k_layout(T, kRows);
+    const __m512i v = _mm512_loadu_si512(sb + 64 * p);
+    const __m512i mask = _mm512_set1_epi8(0x0f);
+    lo = _mm512_and_si512(v, mask);
+    hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
+    if constexpr (l.high_regs > 0) {
+        const int quad = 2 * p, slot = quad % l.quads_per_high();
+        const __m512i high =
+            _mm512_loadu_si512(sb + l.high_offset() + 64 * (quad / l.quads_per_high()));
+        lo = _mm512_or_si512(lo, high_levels<l.bits>(high, slot));
+        hi = _mm512_or_si512(hi, high_levels<l.bits>(high, slot + 1));
+    }
+}
+
+// G groups times C tokens of K-quant weights against Q8_K activations. Per sub-block, VNNI
+// sums of levels times activations, multiplied by the rows' scales into one int32 per (group,
+// token); per super-block, the minimums times the activations' sums of 16 (vpmaddwd), then
+// both scaled to float once.
+template <TensorType T, int G, int C>
+KITE_AVX512 void k_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
+                        size_t act_bytes, int64_t g0, int64_t t0, float* y) {
+    constexpr KLayout l = k_layout(T, kRows);
+    constexpr int kPairs = l.pairs_per_sub_block();
+    const int64_t n_super = w.cols / kQK_K, group_stride = k_group_bytes(w, kRows);
+    const BlockQ8_K* x[C];
+    for (int c = 0; c < C; ++c)
+        x[c] = reinterpret_cast<const BlockQ8_K*>(act + (t0 + c) * act_bytes);
+
+    __m512 acc[G][C];
+    zero_tile(acc);
+    for (int64_t b = 0; b < n_super; ++b) {
+        const uint8_t* sb[G];
+        for (int g = 0; g < G; ++g) sb[g] = groups + g * group_stride + b * l.super_block_bytes();
+        __m512i scaled[G][C];
+        for (int g = 0; g < G; ++g)
+            for (int c = 0; c < C; ++c) scaled[g][c] = _mm512_setzero_si512();
+        for (int s = 0; s < l.sub_blocks; ++s) {
+            __m512i part[G][C];
+            for (int g = 0; g < G; ++g)
+                for (int c = 0; c < C; ++c) part[g][c] = _mm512_setzero_si512();
+            for (int p = s * kPairs; p < (s + 1) * kPairs; ++p) {
+                __m512i lo[G], hi[G];
+                for (int g = 0; g < G; ++g) load_levels<T>(sb[g], p, lo[g], hi[g]);
+                for (int c = 0; c < C; ++c) {
+                    int32_t xa, xb;
+                    std::memcpy(&xa, x[c][b].qs + 8 * p, 4);
+                    std::memcpy(&xb, x[c][b].qs + 8 * p + 4, 4);
+                    const __m512i va = _mm512_set1_epi32(xa), vb = _mm512_set1_epi32(xb);
+                    for (int g = 0; g < G; ++g) {
+                        part[g][c] = _mm512_dpbusd_epi32(part[g][c], lo[g], va);
+                        part[g][c] = _mm512_dpbusd_epi32(part[g][c], hi[g], vb);
+                    }
+                }
+            }
+            for (int g = 0; g < G; ++g) {
+                const __m512i scale = _mm512_cvtepi8_epi32(_mm_loadu_si128(
+                    reinterpret_cast<const __m128i*>(sb[g] + l.scale_offset() + s * kRows)));
+                for (int c = 0; c < C; ++c)
+                    scaled[g][c] =
+                        _mm512_add_epi32(scaled[g][c], _mm512_mullo_epi32(part[g][c], scale));
+            }
+        }
+        __m512i mins[G][C];
+        for (int g = 0; g < G; ++g)
+            for (int c = 0; c < C; ++c) mins[g][c] = _mm512_setzero_si512();
+        for (int k = 0; k < 8; ++k)
+            for (int g = 0; g < G; ++g) {
+                const __m512i m = _mm512_cvtepi8_epi16(_mm256_loadu_si256(
+                    reinterpret_cast<const __m256i*>(sb[g] + l.min_offset() + 2 * kRows * k)));
+                for (int c = 0; c < C; ++c) {
+                    int32_t sums;
+                    std::memcpy(&sums, x[c][b].bsums + 2 * k, 4);
+                    mins[g][c] =
+                        _mm512_add_epi32(mins[g][c], _mm512_madd_epi16(m, _mm512_set1_epi32(sums)));
+                }
+            }
+        for (int g = 0; g < G; ++g) {
+            const __m512 d = _mm512_loadu_ps(sb[g] + l.d_offset());
+            const __m512 dmin = _mm512_loadu_ps(sb[g] + l.dmin_offset());
+            for (int c = 0; c < C; ++c) {
+                const __m512 dx = _mm512_set1_ps(x[c][b].d);
+                acc[g][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(scaled[g][c]), _mm512_mul_ps(d, dx),
+                                            acc[g][c]);
+                acc[g][c] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mins[g][c]),
+                                             _mm512_mul_ps(dmin, dx), acc[g][c]);
             }
         }
     }
@@ -271,6 +390,8 @@ constexpr void fill_row(TileFn* row, std::integer_sequence<int, C...>) {
         ((row[C] = bf16_tile<G, C + 1>), ...);
     } else if constexpr (is_float(T)) {
         ((row[C] = float_tile<T, G, C + 1>), ...);
+    } else if constexpr (is_k_quant(T)) {
+        ((row[C] = k_tile<T, G, C + 1>), ...);
     } else {
         ((row[C] = quant_tile<T, G, C + 1>), ...);
     }
@@ -287,7 +408,9 @@ constexpr TileTable make_table() {
 }
 
 constexpr TileTable kQ8_0 = make_table<TensorType::Q8_0>(), kQ4_0 = make_table<TensorType::Q4_0>(),
-                    kQ4_1 = make_table<TensorType::Q4_1>(), kF32 = make_table<TensorType::F32>(),
+                    kQ4_1 = make_table<TensorType::Q4_1>(), kQ5_0 = make_table<TensorType::Q5_0>(),
+                    kQ4_K = make_table<TensorType::Q4_K>(), kQ5_K = make_table<TensorType::Q5_K>(),
+                    kQ6_K = make_table<TensorType::Q6_K>(), kF32 = make_table<TensorType::F32>(),
                     kF16 = make_table<TensorType::F16>(), kBf16Dot = make_table<TensorType::BF16>(),
                     kBf16Widen = make_table<TensorType::BF16, true>();
 
@@ -308,8 +431,9 @@ constexpr TilePlan plan(const TileTable& tiles, ToF32Fn to_f32 = nullptr) {
 }
 
 constexpr TilePlan kPlanQ8_0 = plan(kQ8_0), kPlanQ4_0 = plan(kQ4_0), kPlanQ4_1 = plan(kQ4_1),
-                   kPlanF32 = plan(kF32), kPlanF16 = plan(kF16, f16_to_f32),
-                   kPlanBf16Dot = plan(kBf16Dot),
+                   kPlanQ5_0 = plan(kQ5_0), kPlanQ4_K = plan(kQ4_K), kPlanQ5_K = plan(kQ5_K),
+                   kPlanQ6_K = plan(kQ6_K), kPlanF32 = plan(kF32),
+                   kPlanF16 = plan(kF16, f16_to_f32), kPlanBf16Dot = plan(kBf16Dot),
                    kPlanBf16Widen = plan(kBf16Widen, widen_bf16_pairs);
 
 template <const TilePlan& P>
@@ -382,5 +506,13 @@ const PackedKernels q4_0{Isa::Avx512,     kRows,       biased_activation_bytes,
                          quantize_biased, tile_groups, gemm<kPlanQ4_0>};
 const PackedKernels q4_1{Isa::Avx512,     kRows,       biased_activation_bytes,
                          quantize_biased, tile_groups, gemm<kPlanQ4_1>};
+const PackedKernels q5_0{Isa::Avx512,     kRows,       biased_activation_bytes,
+                         quantize_biased, tile_groups, gemm<kPlanQ5_0>};
+const PackedKernels q4_k{Isa::Avx512,   kRows,       k_activation_bytes,
+                         quantize_q8_k, tile_groups, gemm<kPlanQ4_K>};
+const PackedKernels q5_k{Isa::Avx512,   kRows,       k_activation_bytes,
+                         quantize_q8_k, tile_groups, gemm<kPlanQ5_K>};
+const PackedKernels q6_k{Isa::Avx512,   kRows,       k_activation_bytes,
+                         quantize_q8_k, tile_groups, gemm<kPlanQ6_K>};
 
 }  // namespace kite::packed::avx512

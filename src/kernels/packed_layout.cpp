@@ -2,7 +2,9 @@
 
 #include <cstring>
 
+#include "kernels/packed_k_layout.h"
 #include "quant/blocks.h"
+#include "quant/blocks_q5.h"
 
 namespace kite::packed {
 
@@ -17,6 +19,8 @@ template <typename Block>
 int signed_weight(const Block& b, int j) {
     if constexpr (std::is_same_v<Block, BlockQ8_0>) {
         return b.qs[j];
+    } else if constexpr (std::is_same_v<Block, BlockQ5_0>) {
+        return q5_value(b, j) - 16;
     } else {
         const int nibble = j < 16 ? b.qs[j] & 0x0f : b.qs[j - 16] >> 4;
         return std::is_same_v<Block, BlockQ4_0> ? nibble - 8 : nibble;
@@ -41,10 +45,15 @@ void pack_quant_row(const Block* src, int64_t nb, const QuantLayout& l,
             if constexpr (kQ8) {
                 q[(quad * R + r) * 4 + i] = static_cast<uint8_t>(w);
             } else {
-                // The kernel gets the signed weight back: Q4_0 subtracts 8, Q4_1 is unsigned.
-                const int nibble = std::is_same_v<Block, BlockQ4_0> ? w + 8 : w;
+                // The kernel gets the signed weight back: Q4_0 subtracts 8, Q5_0 16, Q4_1 is
+                // unsigned.
+                const int level = std::is_same_v<Block, BlockQ4_0>   ? w + 8
+                                  : std::is_same_v<Block, BlockQ5_0> ? w + 16
+                                                                     : w;
                 q[((quad / 2) * R + r) * 4 + i] |=
-                    static_cast<uint8_t>(nibble << (quad % 2 ? 4 : 0));
+                    static_cast<uint8_t>((level & 0x0f) << (quad % 2 ? 4 : 0));
+                if constexpr (std::is_same_v<Block, BlockQ5_0>)
+                    q[16 * R + r * 4 + i] |= static_cast<uint8_t>((level >> 4) << quad);
             }
         }
     }
@@ -89,6 +98,7 @@ void pack_bf16(const WeightMatrix& w, int64_t rows, uint8_t* out) {
 }  // namespace
 
 int64_t group_bytes(const WeightMatrix& w, int64_t rows) {
+    if (is_k_quant(w.type)) return k_group_bytes(w, rows);
     if (w.type == TensorType::BF16) return bf16_pairs(w.cols) * rows * 4;
     if (is_float(w.type)) return w.cols * rows * element_bytes(w.type);
     return w.cols / kQK * quant_layout(w.type, rows).block_bytes();
@@ -102,6 +112,12 @@ void pack_into(const WeightMatrix& w, int64_t rows, uint8_t* out) {
             return pack_quant<BlockQ4_0>(w, rows, out);
         case TensorType::Q4_1:
             return pack_quant<BlockQ4_1>(w, rows, out);
+        case TensorType::Q5_0:
+            return pack_quant<BlockQ5_0>(w, rows, out);
+        case TensorType::Q4_K:
+        case TensorType::Q5_K:
+        case TensorType::Q6_K:
+            return pack_k_into(w, rows, out);
         case TensorType::BF16:
             return pack_bf16(w, rows, out);
         default:

@@ -11,11 +11,14 @@
 //   quantized (per group of R rows, per 32-column block, each part stored for all blocks of
 //   the group in turn, so the quant loads stay aligned):
 //     q         Q8_0: 8 quads x R rows x 4 int8 weights
-//               Q4_0/Q4_1: 4 pairs x R rows x 4 bytes; the low nibbles are quad 2p, the
-//               high nibbles quad 2p+1 (Q4_0 nibbles hold w + 8, Q4_1 nibbles w)
+//               Q4_0/Q4_1/Q5_0: 4 pairs x R rows x 4 bytes; the low nibbles are quad 2p,
+//               the high nibbles quad 2p+1 (Q4_0 nibbles hold w + 8, Q4_1 nibbles w, Q5_0
+//               the low 4 bits of w + 16)
+//               Q5_0 then: R rows x 4 bytes of fifth bits, bit k for quad k
 //     d[R]      f16 scales of the R rows' blocks
 //     m[R]      f16 minimums (Q4_1 only)
 //     nsum[R]   int16: -(sum of the block's signed weights), to undo the activation bias
+//   K-quants: see packed_k_layout.h.
 //   F32, F16: per group, per column, the R rows' values in the file's type.
 //   BF16: per group, per column pair, the R rows' two values (an odd last column is padded).
 //
@@ -32,13 +35,14 @@ namespace kite::packed {
 // The parts of one quantized block for a group of R rows.
 struct QuantLayout {
     int64_t rows;         // R
-    int64_t quant_bytes;  // per block: 32 R (Q8_0) or 16 R (Q4_*)
+    int64_t quant_bytes;  // per block: 32 R (Q8_0), 16 R (Q4_*) or 20 R (Q5_0)
     bool has_min;         // Q4_1
     int64_t block_bytes() const { return quant_bytes + rows * 2 * (has_min ? 3 : 2); }
 };
 
 constexpr QuantLayout quant_layout(TensorType t, int64_t rows) {
-    return {rows, (t == TensorType::Q8_0 ? 32 : 16) * rows, t == TensorType::Q4_1};
+    const int64_t bytes = t == TensorType::Q8_0 ? 32 : t == TensorType::Q5_0 ? 20 : 16;
+    return {rows, bytes * rows, t == TensorType::Q4_1};
 }
 
 constexpr bool is_float(TensorType t) {
@@ -81,7 +85,7 @@ GroupParts<Byte> group_parts(Byte* group, int64_t nb, const QuantLayout& l) {
 }
 
 // Writes w packed in groups of `rows` rows to out (n_groups * group_bytes bytes, zeroed).
-// w.type is F32, F16, BF16, Q8_0, Q4_0 or Q4_1.
+// w.type is F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0 or a K-quant (packed_k_layout.h).
 void pack_into(const WeightMatrix& w, int64_t rows, uint8_t* out);
 
 }  // namespace kite::packed
