@@ -1,5 +1,6 @@
 // Chooses what each engine step computes (continuous batching):
-//   1. every running decode (one token each), in admission order;
+//   1. every running decode (one token each, plus its draft tokens when it speculates and
+//      the budget and free blocks allow; a draft never preempts anyone), in admission order;
 //   2. the next prefill chunks of running sequences whose prompt is not done yet;
 //   3. new sequences from the waiting queue, first come first served, while fewer than
 //      max_running run; a prompt whose first blocks are in the prefix cache skips them.
@@ -20,7 +21,8 @@ namespace kite {
 
 struct ScheduledChunk {
     Sequence* seq;
-    int64_t n_tokens;  // tokens of seq->tokens from seq->n_computed on
+    int64_t n_tokens;     // tokens from seq->n_computed on: of seq->tokens, then n_draft
+    int64_t n_draft = 0;  // of them, tokens of seq->draft (the first n_draft; it is trimmed)
 };
 
 class Scheduler {
@@ -44,6 +46,9 @@ class Scheduler {
 
     // Returns all of a sequence's blocks to the pool.
     void release(Sequence& seq);
+    // Returns the blocks past seq.n_computed tokens (those only held rejected draft tokens),
+    // so the block table is what it would be had the sequence never drafted.
+    void drop_blocks_past_computed(Sequence& seq);
 
     int64_t n_running() const { return static_cast<int64_t>(running_.size()); }
     int64_t n_waiting() const { return static_cast<int64_t>(waiting_.size()); }
@@ -63,6 +68,7 @@ class Scheduler {
     int64_t take_cached_prefix(Sequence& seq);
     void preempt(Sequence& seq, std::vector<ScheduledChunk>& out, int64_t& budget);
     bool admit(Sequence& seq, std::vector<ScheduledChunk>& out, int64_t& budget);
+    int64_t fit_draft(Sequence& seq, int64_t budget);
 
     BlockPool& blocks_;
     int64_t block_size_;
