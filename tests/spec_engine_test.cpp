@@ -42,6 +42,7 @@ class SpecEngineTest : public ::testing::Test {
         c.threads = 2;
         c.context_length = 512;
         c.max_sequences = max_seqs;
+        c.prefix_caching = false;  // so each step's held blocks are exactly the sequences'
         if (draft_max > 0) {
             c.speculation.drafter = DrafterKind::Ngram;
             c.speculation.draft_max = draft_max;
@@ -86,8 +87,9 @@ class SpecEngineTest : public ::testing::Test {
                 EXPECT_EQ(static_cast<int64_t>(s.block_table.size()), (s.n_computed + bs - 1) / bs);
                 held += static_cast<int64_t>(s.block_table.size());
             }
-            if (!engine.block_pool().prefix_caching())
+            if (!engine.block_pool().prefix_caching()) {
                 EXPECT_EQ(engine.block_pool().n_used(), held);
+            }
         }
         for (const auto& [id, i] : index) engine.release(id);
         EXPECT_EQ(engine.block_pool().n_used(), 0);
@@ -117,13 +119,13 @@ const std::vector<std::string> kPrompts = {
 };
 
 TEST_F(SpecEngineTest, GreedyTokensMatchPlainDecodingAloneAndBatchedSlow) {
-    const int64_t n = 20;
+    const int64_t n = 16;
     const GenerationParams p = greedy(n);
     std::vector<std::vector<int32_t>> plain;
     for (const std::string& prompt : kPrompts)
         plain.push_back(generate(config(1, 0), {prompt}, p).tokens[0]);
     for (int64_t k : {1, 4, 8}) {
-        for (size_t i = 0; i < kPrompts.size(); ++i)
+        for (size_t i = 0; i < 3; ++i)  // the repetitive prompts
             EXPECT_EQ(generate(config(1, k), {kPrompts[i]}, p).tokens[0], plain[i])
                 << "alone, K=" << k << " prompt " << i;
         Engine engine(*model_, *tokenizer_, config(static_cast<int64_t>(kPrompts.size()), k));
@@ -132,7 +134,7 @@ TEST_F(SpecEngineTest, GreedyTokensMatchPlainDecodingAloneAndBatchedSlow) {
         for (size_t i = 0; i < kPrompts.size(); ++i)
             EXPECT_EQ(together.tokens[i], plain[i]) << "batched, K=" << k << " prompt " << i;
         // The drafts were real: many proposed, many kept (the repetitive prompts).
-        EXPECT_GT(engine.stats().drafted_tokens, 20) << "K=" << k;
+        EXPECT_GT(engine.stats().drafted_tokens, 16) << "K=" << k;
         EXPECT_GT(engine.stats().accepted_tokens, 10) << "K=" << k;
         EXPECT_EQ(engine.stats().generated_tokens, n * static_cast<int64_t>(kPrompts.size()));
     }
@@ -146,7 +148,7 @@ TEST_F(SpecEngineTest, SampledTokensForASeedMatchPlainDecodingSlow) {
     p.sampling.top_p = 0.9f;
     p.sampling.repetition_penalty = 1.1f;
     p.sampling.presence_penalty = 0.3f;
-    for (uint64_t seed = 1; seed <= 6; ++seed) {
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
         p.sampling.seed = seed;
         const std::vector<std::string> prompts(kPrompts.begin(), kPrompts.begin() + 3);
         const Run plain = generate(config(3, 0), prompts, p);
@@ -161,15 +163,14 @@ TEST_F(SpecEngineTest, SampledTokensForASeedMatchPlainDecodingSlow) {
 // blocks past the verified tokens go back at once (checked every step in generate), and the
 // prefix cache holds only blocks of verified tokens.
 TEST_F(SpecEngineTest, RejectedDraftsLeaveTheCacheAndTheBlockPool) {
-    const int64_t n = 40;
+    const int64_t n = 24;
     GenerationParams p = greedy(n);
     p.logprobs = 0;
     const std::string prompt = kPrompts[4];
-    EngineConfig plain_config = config(1, 0);
-    plain_config.prefix_caching = false;
-    const Run plain = generate(plain_config, {prompt}, p);
+    const Run plain = generate(config(1, 0), {prompt}, p);
 
     EngineConfig c = config(1, 0);
+    c.prefix_caching = true;
     c.speculation.draft_max = 20;
     Engine engine(*model_, *tokenizer_, c);
     engine.set_drafter(
@@ -177,7 +178,7 @@ TEST_F(SpecEngineTest, RejectedDraftsLeaveTheCacheAndTheBlockPool) {
     const Run spec = generate(engine, {prompt}, {p});
     EXPECT_EQ(spec.tokens[0], plain.tokens[0]);
     EXPECT_EQ(spec.logprobs[0], plain.logprobs[0]);
-    EXPECT_GT(engine.stats().drafted_tokens, 20);
+    EXPECT_GT(engine.stats().drafted_tokens, 30);
     EXPECT_LT(engine.stats().accepted_tokens, engine.stats().drafted_tokens / 4);
     // Cached: exactly the full blocks of the verified tokens (the last sampled token never
     // ran through the model), each findable under the hash of its verified tokens.
