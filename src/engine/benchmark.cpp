@@ -68,16 +68,14 @@ double time_prefill(Engine& e, const std::vector<int32_t>& prompt) {
     return s;
 }
 
-// B sequences decode n tokens in lock step. The prompts (`prompt`, or synthetic ones of
-// prompt_len tokens when it is empty) are prefilled first (untimed); each sequence then gets
-// one more token, so all of them start the timed decode together: prompt S, sampled token,
-// extra token -> S + 2 cached tokens, then n passes of B tokens (fewer when speculating).
-double time_decode(Engine& e, int64_t n_seqs, const std::vector<int32_t>& prompt,
-                   int64_t prompt_len, int64_t n, int64_t n_vocab) {
+// B sequences decode n tokens in lock step. The prompts are prefilled first (untimed); each
+// sequence then gets one more token, so all of them start the timed decode together:
+// prompt S, sampled token, extra token -> S + 2 cached tokens, then n passes of B tokens
+// (fewer when speculating).
+double time_decode(Engine& e, int64_t n_seqs, int64_t prompt_len, int64_t n, int64_t n_vocab) {
     std::vector<int64_t> ids;
     for (int64_t b = 0; b < n_seqs; ++b)
-        ids.push_back(e.submit(prompt.empty() ? synthetic_prompt(prompt_len, b, n_vocab) : prompt,
-                               greedy(1, true)));
+        ids.push_back(e.submit(synthetic_prompt(prompt_len, b, n_vocab), greedy(1, true)));
     while (e.has_work()) e.step();
     for (int64_t id : ids) e.extend(id, {e.sequence(id).tokens.front()}, greedy(n + 1, false));
     e.step();  // the two pending tokens of every sequence, and the first sampled one
@@ -89,6 +87,28 @@ double time_decode(Engine& e, int64_t n_seqs, const std::vector<int32_t>& prompt
     if (generated != n_seqs * n)
         fail("benchmark: expected {} tokens in lock step, got {}", n_seqs * n, generated);
     return s;
+}
+
+// One sequence from a given prompt, which must stay as it is for its continuation to be the
+// one the text asks for (no extra token): the prefill and the first sampled token are
+// untimed, then n tokens.
+double time_decode_from(Engine& e, const std::vector<int32_t>& prompt, int64_t n) {
+    const int64_t id = e.submit(prompt, greedy(n + 1, false));
+    while (e.step().empty()) {
+    }
+    int64_t generated = 0;
+    const auto start = Clock::now();
+    while (e.has_work()) generated += static_cast<int64_t>(e.step().size());
+    const double s = seconds_since(start);
+    e.release(id);
+    if (generated != n) fail("benchmark: expected {} tokens, got {}", n, generated);
+    return s;
+}
+
+double time_generation(Engine& e, int64_t n_seqs, const std::vector<int32_t>& prompt,
+                       int64_t prompt_len, int64_t n, int64_t n_vocab) {
+    return prompt.empty() ? time_decode(e, n_seqs, prompt_len, n, n_vocab)
+                          : time_decode_from(e, prompt, n);
 }
 
 BenchRow finish_row(BenchRow r) {
@@ -171,12 +191,12 @@ std::vector<BenchRow> run_benchmark(const Model& model, const Tokenizer& tokeniz
                  engine_config(o, t.prompt_len + o.n_gen + 8, t.n_seqs,
                                std::max<int64_t>(512, 2 * t.n_seqs), speculate));
         if (!warm)
-            time_decode(e, 1, t.prompt, t.prompt_len, std::min<int64_t>(o.n_gen, 16), n_vocab);
+            time_generation(e, 1, t.prompt, t.prompt_len, std::min<int64_t>(o.n_gen, 16), n_vocab);
         warm = true;
         const Engine::Stats before = e.stats();
         for (int i = 0; i < o.reps; ++i)
             r.samples_ts.push_back(
-                tokens / time_decode(e, t.n_seqs, t.prompt, t.prompt_len, o.n_gen, n_vocab));
+                tokens / time_generation(e, t.n_seqs, t.prompt, t.prompt_len, o.n_gen, n_vocab));
         r.drafted = e.stats().drafted_tokens - before.drafted_tokens;
         r.accepted = e.stats().accepted_tokens - before.accepted_tokens;
         rows.push_back(finish_row(r));
