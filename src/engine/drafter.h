@@ -29,9 +29,10 @@ enum class DrafterKind {
 
 struct SpeculationConfig {
     DrafterKind drafter = DrafterKind::None;
-    // Most tokens drafted per sequence and step. 4 measured best on the default model with
-    // prompt lookup (bench/RESULTS.md); the adaptive length (engine/draft_length.h) stays
-    // at or below it.
+    // Most tokens drafted per sequence and step. 4 gained on all of bench/spec-ab's
+    // workloads in alternated runs, where 8 lost on the rewrite one (bench/RESULTS.md; a
+    // heavily loaded machine, so to be measured again); the adaptive length
+    // (engine/draft_length.h) stays at or below it.
     int64_t draft_max = 4;
     static constexpr int64_t kMaxDraft = 32;
 
