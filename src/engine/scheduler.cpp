@@ -150,10 +150,7 @@ void Scheduler::schedule(std::vector<ScheduledChunk>& out) {
                 break;
             }
         }
-        if (!scheduled) continue;
-        const int64_t n_draft = fit_draft(*seq, budget - 1);
-        out.push_back({seq, 1 + n_draft, n_draft});
-        budget -= 1 + n_draft;
+        if (scheduled) out.push_back({seq, 1}), budget--;
     }
     // Then the next chunks of prompts being prefilled.
     for (size_t i = 0; i < running_.size() && budget > 0; ++i) {
@@ -175,10 +172,25 @@ void Scheduler::schedule(std::vector<ScheduledChunk>& out) {
         budget -= n;
     }
     // New sequences, first come first served; none in a step that had to preempt.
-    if (stats_.preemptions != preemptions_before) return;
-    while (budget > 0 && !waiting_.empty() && n_running() < max_running_) {
-        if (!admit(*waiting_.front(), out, budget)) break;
-        waiting_.pop_front();
+    if (stats_.preemptions == preemptions_before) {
+        while (budget > 0 && !waiting_.empty() && n_running() < max_running_) {
+            if (!admit(*waiting_.front(), out, budget)) break;
+            waiting_.pop_front();
+        }
+    }
+    add_drafts(out, budget);
+}
+
+// Draft tokens come last, on what the budget and the free blocks leave over, so speculation
+// never delays a prefill or an admission and never preempts anyone.
+void Scheduler::add_drafts(std::vector<ScheduledChunk>& out, int64_t budget) {
+    for (ScheduledChunk& c : out) {
+        Sequence& seq = *c.seq;
+        if (seq.draft.empty() || c.n_tokens != 1 || seq.n_pending() != 1) continue;
+        const int64_t n = fit_draft(seq, budget);
+        c.n_tokens += n;
+        c.n_draft = n;
+        budget -= n;
     }
 }
 

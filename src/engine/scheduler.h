@@ -1,9 +1,10 @@
 // Chooses what each engine step computes (continuous batching):
-//   1. every running decode (one token each, plus its draft tokens when it speculates and
-//      the budget and free blocks allow; a draft never preempts anyone), in admission order;
+//   1. every running decode (one token each), in admission order;
 //   2. the next prefill chunks of running sequences whose prompt is not done yet;
 //   3. new sequences from the waiting queue, first come first served, while fewer than
-//      max_running run; a prompt whose first blocks are in the prefix cache skips them.
+//      max_running run; a prompt whose first blocks are in the prefix cache skips them;
+//   4. the draft tokens of speculating decodes (seq.draft), trimmed to what is left, so they
+//      never delay the others or cause a preemption.
 // All within the step's token budget and the free KV blocks. When a running sequence needs
 // a block and none is free, the most recently admitted running sequence is preempted: its
 // blocks are released (full ones stay in the prefix cache), its tokens are kept, and it
@@ -69,6 +70,7 @@ class Scheduler {
     void preempt(Sequence& seq, std::vector<ScheduledChunk>& out, int64_t& budget);
     bool admit(Sequence& seq, std::vector<ScheduledChunk>& out, int64_t& budget);
     int64_t fit_draft(Sequence& seq, int64_t budget);
+    void add_drafts(std::vector<ScheduledChunk>& out, int64_t budget);
 
     BlockPool& blocks_;
     int64_t block_size_;
