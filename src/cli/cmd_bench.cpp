@@ -2,10 +2,12 @@
 // and llama-batched-bench measure them), each with its roofline view: FLOPs and bytes per
 // token from the cost model, achieved GFLOP/s and GB/s, and the fraction of this machine's
 // peaks, and which kernels ran (--isa caps their instruction set). `-o json` prints the same
-// rows as JSON for scripts.
+// rows as JSON for scripts. `--spec ngram` makes the generation tests speculate (with
+// `--tg-file`, tg starts from a given text, e.g. one the model will repeat).
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 
 #include <fmt/format.h>
@@ -34,7 +36,15 @@ struct BenchCliOptions {
     double peak_gflops = 0;
     std::string bandwidth_size = "1G";
     std::string isa;  // --isa: empty for the default level
+    SpeculationOptions spec;
+    std::string tg_file;  // --tg-file: tg's prompt text
 };
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail("cannot read '{}'", path);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 // The machine's peaks: measured unless given on the command line.
 struct Peaks {
@@ -105,6 +115,11 @@ void run(BenchCliOptions o) {
     o.bench.kv_type = o.kv_type == "f32" ? TensorType::F32 : TensorType::F16;
     const int threads = o.bench.threads > 0 ? o.bench.threads : ThreadPool::default_threads();
     o.bench.threads = threads;
+    o.bench.speculation = o.spec.config();
+    if (!o.tg_file.empty()) {
+        o.bench.tg_tokens = m.tokenizer->encode(read_text(o.tg_file), true, true);
+        if (o.bench.tg_tokens.empty()) fail("the --tg-file prompt is empty");
+    }
     const bool json = o.output == "json";
 
     const std::string kernels = kernels_line(wtype);
@@ -152,6 +167,8 @@ void run(BenchCliOptions o) {
                 {"frac_peak_compute", v.frac_compute},
                 {"bound", v.bound},
                 {"frac_roofline", v.frac_roofline},
+                {"drafted_tokens", r.drafted},
+                {"accepted_tokens", r.accepted},
             });
         }
         fmt::print("{}\n", out.dump(2));
@@ -180,6 +197,10 @@ void run(BenchCliOptions o) {
             100 * v.frac_bw, 100 * v.frac_compute,
             v.bound == std::string("memory-bound") ? "mem" : "compute", 100 * v.frac_roofline);
     }
+    for (const BenchRow& r : rows)
+        if (r.drafted > 0)
+            fmt::print("{}: drafted {}, accepted {} ({:.1f}%)\n", r.test, r.drafted, r.accepted,
+                       100.0 * static_cast<double>(r.accepted) / static_cast<double>(r.drafted));
 }
 
 }  // namespace
@@ -228,6 +249,10 @@ void add_bench_command(CLI::App& app) {
         ->check(size_value())
         ->capture_default_str();
     add_isa_option(*cmd, o->isa);
+    o->spec.add_to(*cmd);
+    cmd->add_option("--tg-file", o->tg_file,
+                    "Start the tg test from this text (special tokens parsed) instead of "
+                    "synthetic tokens");
     cmd->callback([o] { run(*o); });
 }
 

@@ -19,6 +19,7 @@ namespace {
 
 struct RunOptions {
     EngineOptions engine;
+    SpeculationOptions spec;
     SamplingOptions sampling;
     std::string prompt;
     std::string prompt_file;
@@ -52,7 +53,9 @@ void run(const RunOptions& o) {
         tokens = m.tokenizer->encode(prompt, true, !o.no_special);
     }
 
-    Engine engine(*m.model, *m.tokenizer, o.engine.engine_config(1));
+    EngineConfig config = o.engine.engine_config(1);
+    config.speculation = o.spec.config();
+    Engine engine(*m.model, *m.tokenizer, config);
     const auto start = std::chrono::steady_clock::now();
     const int64_t id = engine.submit(tokens, params);
     double ttft = -1;
@@ -74,13 +77,20 @@ void run(const RunOptions& o) {
         fail("generation stopped: the model produced non-finite logits (NaN or infinity)");
     const Engine::Stats& s = engine.stats();
     const int64_t decoded = s.generated_tokens - 1;  // the first token comes from the prefill
+    const std::string speculation =
+        config.speculation.drafter == DrafterKind::None
+            ? ""
+            : fmt::format(
+                  " | drafted {}, accepted {} ({:.1f}%)", s.drafted_tokens, s.accepted_tokens,
+                  s.drafted_tokens > 0 ? 100.0 * s.accepted_tokens / s.drafted_tokens : 0.0);
     fmt::print(
         stderr,
-        "\n[stopped: {}] prompt {} tokens, {:.1f} tok/s | generated {} tokens, {:.1f} tok/s | "
+        "\n[stopped: {}] prompt {} tokens, {:.1f} tok/s | generated {} tokens, {:.1f} tok/s{} | "
         "time to first token {:.0f} ms | {} threads\n",
         finish_reason_name(finish), s.prompt_tokens,
         s.prompt_seconds > 0 ? s.prompt_tokens / s.prompt_seconds : 0.0, s.generated_tokens,
-        s.decode_seconds > 0 ? decoded / s.decode_seconds : 0.0, ttft * 1000, engine.threads());
+        s.decode_seconds > 0 ? decoded / s.decode_seconds : 0.0, speculation, ttft * 1000,
+        engine.threads());
 }
 
 }  // namespace
@@ -89,6 +99,7 @@ void add_run_command(CLI::App& app) {
     auto* cmd = app.add_subcommand("run", "Generate text from a prompt");
     auto o = std::make_shared<RunOptions>();
     o->engine.add_to(*cmd);
+    o->spec.add_to(*cmd);
     o->sampling.add_to(*cmd, 128);
     auto* p = cmd->add_option("-p,--prompt", o->prompt, "The prompt");
     auto* f = cmd->add_option("-f,--file", o->prompt_file, "Read the prompt from a file");

@@ -37,6 +37,25 @@ EngineConfig EngineOptions::engine_config(int64_t max_sequences) const {
     return c;
 }
 
+void SpeculationOptions::add_to(CLI::App& cmd) {
+    cmd.add_option("--spec", drafter,
+                   "Speculative decoding drafter: none, or ngram (prompt lookup: guesses that "
+                   "text repeats its context; the output is unchanged)")
+        ->check(CLI::IsMember({"none", "ngram"}))
+        ->capture_default_str();
+    cmd.add_option("--draft-max", draft_max, "Most tokens drafted per step (adaptive below it)")
+        ->check(CLI::Range(int64_t{1}, SpeculationConfig::kMaxDraft))
+        ->capture_default_str();
+}
+
+SpeculationConfig SpeculationOptions::config() const {
+    SpeculationConfig c;
+    c.drafter = parse_drafter_kind(drafter);
+    c.draft_max = draft_max;
+    c.validate();
+    return c;
+}
+
 void SamplingOptions::add_to(CLI::App& cmd, int64_t default_max_tokens) {
     GenerationParams& p = params;
     SamplingParams& s = p.sampling;

@@ -27,6 +27,15 @@ struct EngineOptions {
     EngineConfig engine_config(int64_t max_sequences) const;
 };
 
+// Speculative decoding: --spec DRAFTER and --draft-max K.
+struct SpeculationOptions {
+    std::string drafter = "none";
+    int64_t draft_max = SpeculationConfig{}.draft_max;
+
+    void add_to(CLI::App& cmd);
+    SpeculationConfig config() const;
+};
+
 struct SamplingOptions {
     GenerationParams params;
     bool seed_given = false;

@@ -45,8 +45,9 @@ GenerationParams greedy(int64_t max_tokens, bool keep_cache) {
 }
 
 EngineConfig engine_config(const BenchOptions& o, int64_t context, int64_t n_seqs,
-                           int64_t batch_tokens) {
+                           int64_t batch_tokens, bool speculate = false) {
     EngineConfig c;
+    if (speculate) c.speculation = o.speculation;
     c.threads = o.threads;
     c.context_length = context;
     c.max_sequences = n_seqs;
@@ -69,7 +70,8 @@ double time_prefill(Engine& e, const std::vector<int32_t>& prompt) {
 
 // B sequences decode n tokens in lock step. The prompts are prefilled first (untimed); each
 // sequence then gets one more token, so all of them start the timed decode together:
-// prompt S, sampled token, extra token -> S + 2 cached tokens, then n passes of B tokens.
+// prompt S, sampled token, extra token -> S + 2 cached tokens, then n passes of B tokens
+// (fewer when speculating).
 double time_decode(Engine& e, int64_t n_seqs, int64_t prompt_len, int64_t n, int64_t n_vocab) {
     std::vector<int64_t> ids;
     for (int64_t b = 0; b < n_seqs; ++b)
@@ -85,6 +87,28 @@ double time_decode(Engine& e, int64_t n_seqs, int64_t prompt_len, int64_t n, int
     if (generated != n_seqs * n)
         fail("benchmark: expected {} tokens in lock step, got {}", n_seqs * n, generated);
     return s;
+}
+
+// One sequence from a given prompt, which must stay as it is for its continuation to be the
+// one the text asks for (no extra token): the prefill and the first sampled token are
+// untimed, then n tokens.
+double time_decode_from(Engine& e, const std::vector<int32_t>& prompt, int64_t n) {
+    const int64_t id = e.submit(prompt, greedy(n + 1, false));
+    while (e.step().empty()) {
+    }
+    int64_t generated = 0;
+    const auto start = Clock::now();
+    while (e.has_work()) generated += static_cast<int64_t>(e.step().size());
+    const double s = seconds_since(start);
+    e.release(id);
+    if (generated != n) fail("benchmark: expected {} tokens, got {}", n, generated);
+    return s;
+}
+
+double time_generation(Engine& e, int64_t n_seqs, const std::vector<int32_t>& prompt,
+                       int64_t prompt_len, int64_t n, int64_t n_vocab) {
+    return prompt.empty() ? time_decode(e, n_seqs, prompt_len, n, n_vocab)
+                          : time_decode_from(e, prompt, n);
 }
 
 BenchRow finish_row(BenchRow r) {
@@ -140,10 +164,19 @@ std::vector<BenchRow> run_benchmark(const Model& model, const Tokenizer& tokeniz
     struct GenTest {
         std::string name;
         int64_t n_seqs, prompt_len;
+        std::vector<int32_t> prompt;  // empty: synthetic
     };
-    std::vector<GenTest> tests{{fmt::format("tg{}", o.n_gen), 1, o.tg_prompt}};
+    const int64_t tg_prompt =
+        o.tg_tokens.empty() ? o.tg_prompt : static_cast<int64_t>(o.tg_tokens.size());
+    const bool speculate = o.speculation.drafter != DrafterKind::None;
+    const std::string spec_suffix = speculate ? "+spec" : "";
+    std::vector<GenTest> tests{
+        {fmt::format("tg{}{}", o.n_gen, spec_suffix), 1, tg_prompt, o.tg_tokens}};
     for (int64_t b : o.batches)
-        tests.push_back({fmt::format("{}x({}+{})", b, o.batch_prompt, o.n_gen), b, o.batch_prompt});
+        tests.push_back({fmt::format("{}x({}+{}){}", b, o.batch_prompt, o.n_gen, spec_suffix),
+                         b,
+                         o.batch_prompt,
+                         {}});
     bool warm = false;
     for (const GenTest& t : tests) {
         BenchRow r;
@@ -156,12 +189,16 @@ std::vector<BenchRow> run_benchmark(const Model& model, const Tokenizer& tokeniz
         say(r.test);
         Engine e(model, tokenizer,
                  engine_config(o, t.prompt_len + o.n_gen + 8, t.n_seqs,
-                               std::max<int64_t>(512, 2 * t.n_seqs)));
-        if (!warm) time_decode(e, 1, t.prompt_len, std::min<int64_t>(o.n_gen, 16), n_vocab);
+                               std::max<int64_t>(512, 2 * t.n_seqs), speculate));
+        if (!warm)
+            time_generation(e, 1, t.prompt, t.prompt_len, std::min<int64_t>(o.n_gen, 16), n_vocab);
         warm = true;
+        const Engine::Stats before = e.stats();
         for (int i = 0; i < o.reps; ++i)
-            r.samples_ts.push_back(tokens /
-                                   time_decode(e, t.n_seqs, t.prompt_len, o.n_gen, n_vocab));
+            r.samples_ts.push_back(
+                tokens / time_generation(e, t.n_seqs, t.prompt, t.prompt_len, o.n_gen, n_vocab));
+        r.drafted = e.stats().drafted_tokens - before.drafted_tokens;
+        r.accepted = e.stats().accepted_tokens - before.accepted_tokens;
         rows.push_back(finish_row(r));
     }
     return rows;

@@ -6,6 +6,9 @@
 //                 llama-batched-bench's S_TG
 // Sampling is greedy and ignores end-of-text, so every run has exactly these lengths. Each
 // test runs `reps` times after one untimed warm-up; prefill before generation is untimed.
+// The generation tests can speculate (BenchOptions::speculation); how much they gain
+// depends on the text, so tgN can then start from a given prompt (e.g. one whose answer
+// repeats it) instead of synthetic tokens.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/drafter.h"
 #include "gguf/tensor_type.h"
 #include "model/model.h"
 #include "model/model_cost.h"
@@ -29,6 +33,8 @@ struct BenchOptions {
     int64_t tg_prompt = 1;       // prompt tokens before tgN (llama-bench: none)
     int64_t batch_prompt = 128;  // prompt tokens per sequence before Bx(S+N)
     TensorType kv_type = TensorType::F16;
+    SpeculationConfig speculation;   // for the generation tests (off by default)
+    std::vector<int32_t> tg_tokens;  // tgN's prompt; empty: tg_prompt synthetic tokens
 };
 
 struct BenchRow {
@@ -39,6 +45,8 @@ struct BenchRow {
     std::vector<double> samples_ts;  // tokens/s of each repetition
     double avg_ts = 0, stddev_ts = 0;
     PassCost per_token;  // the cost model's FLOPs and bytes per timed token
+    // Speculative decoding, over all timed repetitions: draft tokens verified and kept.
+    int64_t drafted = 0, accepted = 0;
 };
 
 // Checks the options, then runs the tests in order (pp, tg, batched); `progress` hears each

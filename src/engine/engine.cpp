@@ -5,19 +5,27 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "engine/draft_length.h"
 #include "engine/memory_plan.h"
+#include "sampling/speculative_acceptance.h"
 
 namespace kite {
 
-// A sequence with what only the engine needs: its sampler, its text stream and its stops.
+// A sequence with what only the engine needs: its sampler, its text stream, its stops and
+// how much it drafts.
 struct Engine::Active {
-    Active(const Tokenizer& tokenizer, const GenerationParams& p, int32_t n_vocab)
-        : params(p), sampler(p.sampling, n_vocab), decoder(tokenizer, false) {}
+    Active(const Tokenizer& tokenizer, const GenerationParams& p, int32_t n_vocab,
+           int64_t draft_max)
+        : params(p),
+          sampler(p.sampling, n_vocab),
+          decoder(tokenizer, false),
+          draft_length(draft_max) {}
     Sequence seq;
     GenerationParams params;
     Sampler sampler;
     StreamingDecoder decoder;
     std::string held;  // decoded text not yet emitted: it may be the start of a stop string
+    DraftLength draft_length;
 };
 
 Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfig& config)
@@ -48,6 +56,7 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
     state_ = std::make_unique<RunState>(model.config(), config_.max_batch_tokens,
                                         config_.max_batch_tokens);
     batch_.tokens.reserve(config_.max_batch_tokens);
+    drafter_ = make_drafter(config_.speculation);
 }
 
 Engine::~Engine() = default;
@@ -114,7 +123,7 @@ static void reserve_turn(Sequence& s, int64_t max_tokens, int64_t context_length
 int64_t Engine::submit(const std::vector<int32_t>& prompt, const GenerationParams& params) {
     validate(prompt, params);
     const auto n_vocab = static_cast<int32_t>(model_.config().n_vocab);
-    auto a = std::make_unique<Active>(tokenizer_, params, n_vocab);
+    auto a = std::make_unique<Active>(tokenizer_, params, n_vocab, config_.speculation.draft_max);
     a->seq.id = next_id_++;
     a->seq.tokens = prompt;
     a->seq.n_prompt = static_cast<int64_t>(prompt.size());
@@ -159,10 +168,27 @@ bool Engine::has_work() const {
     return !scheduler_->idle();
 }
 
+// Asks the drafter for the next tokens of every decoding sequence that speculates, within
+// what it may still generate (one token always comes from the model itself) and the context.
+void Engine::propose_drafts() {
+    if (!drafter_) return;
+    for (auto& [id, a] : sequences_) {
+        Sequence& s = a->seq;
+        s.draft.clear();
+        const bool decoding = !s.finished() && s.n_generated > 0 && s.n_pending() == 1;
+        if (!decoding || !a->params.speculative) continue;
+        const int64_t room = std::min(a->params.max_tokens - s.n_generated - 1,
+                                      context_length_ - static_cast<int64_t>(s.tokens.size()));
+        const int64_t n = std::min(room, a->draft_length.next());
+        if (n > 0) drafter_->propose(s.tokens, n, s.draft);
+    }
+}
+
 void Engine::build_batch() {
     batch_.clear();
     for (const ScheduledChunk& c : scheduled_) {
         Sequence& s = *c.seq;
+        const int64_t n_verified = c.n_tokens - c.n_draft;
         BatchSequence bs;
         bs.query_start = static_cast<int64_t>(batch_.tokens.size());
         bs.query_len = c.n_tokens;
@@ -170,15 +196,17 @@ void Engine::build_batch() {
         bs.block_table = s.block_table.data();
         for (int64_t i = 0; i < c.n_tokens; ++i) {
             const int64_t pos = s.n_computed + i;
-            batch_.tokens.push_back(s.tokens[pos]);
+            batch_.tokens.push_back(i < n_verified ? s.tokens[pos] : s.draft[i - n_verified]);
             batch_.positions.push_back(pos);
             batch_.slots.push_back(int64_t{s.block_table[pos / config_.block_size]} *
                                        config_.block_size +
                                    pos % config_.block_size);
         }
-        // Logits only where a token will be sampled: the last token of a finished prompt.
-        if (bs.context_len == static_cast<int64_t>(s.tokens.size()))
-            batch_.logits_rows.push_back(bs.query_start + c.n_tokens - 1);
+        // Logits only where a token will be sampled: the last token of a finished prompt, and
+        // each draft token (its row verifies the next draft token, or gives the bonus token).
+        if (s.n_computed + n_verified == static_cast<int64_t>(s.tokens.size()))
+            for (int64_t i = n_verified - 1; i < c.n_tokens; ++i)
+                batch_.logits_rows.push_back(bs.query_start + i);
         batch_.sequences.push_back(bs);
     }
 }
@@ -235,47 +263,87 @@ bool all_finite(std::span<const float> row) {
 
 }  // namespace
 
-void Engine::after_forward(const float* logits) {
+void Engine::emit(Active& a, int32_t token, std::span<const float> row_logits) {
+    Sequence& s = a.seq;
+    s.tokens.push_back(token);
+    s.n_generated++;
+    stats_.generated_tokens++;
+    TokenEvent& ev = events_.emplace_back();
+    ev.seq_id = s.id;
+    ev.token = token;
+    if (a.params.logprobs >= 0) {
+        // The sampler left the logits after bias and penalties in row_logits.
+        ev.logprob = row_logits[token] - log_sum_exp(row_logits);
+        ev.top_logprobs.resize(static_cast<size_t>(a.params.logprobs));
+        ev.top_logprobs.resize(top_logprobs(row_logits, ev.top_logprobs).size());
+    }
+    finish_text(a, token, ev);
+    ev.finish = s.finish;
+}
+
+// Samples the token after the verified ones from the first of `rows`; with a draft, row i
+// follows draft[0..i), so while the sampler keeps drafting's guesses the next row applies,
+// and the first disagreement (its replacement token) or the last row (a bonus token) ends
+// the step. Returns the number of draft tokens kept.
+int64_t Engine::sample_tokens(Active& a, const ScheduledChunk& c, const float* rows) {
+    Sequence& s = a.seq;
     const int64_t n_vocab = model_.config().n_vocab;
-    size_t row = 0;
-    for (const ScheduledChunk& c : scheduled_) {
-        Sequence& s = *c.seq;
-        s.n_computed += c.n_tokens;
-        scheduler_->publish_full_blocks(s);
-        if (s.n_computed != static_cast<int64_t>(s.tokens.size())) continue;  // prompt chunk
-        Active& a = active(s.id);
-        std::span<float> row_logits(const_cast<float*>(logits) + row++ * n_vocab, n_vocab);
-        if (!all_finite(row_logits)) {
+    int64_t accepted = 0;
+    for (int64_t i = 0; i <= c.n_draft; ++i) {
+        std::span<float> row(const_cast<float*>(rows) + i * n_vocab, n_vocab);
+        if (!all_finite(row)) {
             // Sampling from NaN would pick an arbitrary token: stop this sequence with an error.
             s.finish = FinishReason::NonFinite;
             TokenEvent& ev = events_.emplace_back();
             ev.seq_id = s.id;
             ev.finish = s.finish;
-            scheduler_->finish(s, false);
-            continue;
+            break;
         }
-        const int32_t token = a.sampler.sample(row_logits, s.tokens);
-        s.tokens.push_back(token);
-        s.n_generated++;
-        stats_.generated_tokens++;
-        TokenEvent& ev = events_.emplace_back();
-        ev.seq_id = s.id;
-        ev.token = token;
-        if (a.params.logprobs >= 0) {
-            // The sampler left the logits after bias and penalties in row_logits.
-            ev.logprob = row_logits[token] - log_sum_exp(row_logits);
-            ev.top_logprobs.resize(static_cast<size_t>(a.params.logprobs));
-            ev.top_logprobs.resize(top_logprobs(row_logits, ev.top_logprobs).size());
+        // s.tokens holds the tokens accepted so far, so the penalties see them.
+        const DraftVerdict v = i < c.n_draft
+                                   ? verify_draft_token(a.sampler, row, s.tokens, s.draft[i])
+                                   : DraftVerdict{a.sampler.sample(row, s.tokens), false};
+        emit(a, v.token, row);
+        if (!v.accepted) break;
+        accepted++;
+        if (s.finished()) break;
+        s.n_computed++;  // its keys and values, written in this pass, are now verified
+    }
+    if (c.n_draft > 0) {
+        stats_.drafted_tokens += c.n_draft;
+        stats_.accepted_tokens += accepted;
+        a.draft_length.update(c.n_draft, accepted);
+    }
+    s.draft.clear();
+    return accepted;
+}
+
+void Engine::after_forward(const float* logits) {
+    const int64_t n_vocab = model_.config().n_vocab;
+    size_t row = 0;
+    for (const ScheduledChunk& c : scheduled_) {
+        Sequence& s = *c.seq;
+        s.n_computed += c.n_tokens - c.n_draft;
+        if (s.n_computed == static_cast<int64_t>(s.tokens.size())) {  // not a prompt chunk
+            sample_tokens(active(s.id), c, logits + row * n_vocab);
+            row += static_cast<size_t>(c.n_draft) + 1;
         }
-        finish_text(a, token, ev);
-        ev.finish = s.finish;
+        // Rejected draft tokens leave the cache: their blocks go back to the pool (their
+        // slots in a kept block are overwritten when the position is computed again), and
+        // only blocks full of verified tokens are offered to the prefix cache.
+        scheduler_->drop_blocks_past_computed(s);
+        scheduler_->publish_full_blocks(s);
         // A finished sequence leaves the running set; its blocks go back unless kept.
-        if (s.finished()) scheduler_->finish(s, a.params.keep_cache);
+        // A sequence stopped by non-finite logits keeps nothing: its cache may hold the cause.
+        if (s.finished())
+            scheduler_->finish(
+                s, s.finish != FinishReason::NonFinite && active(s.id).params.keep_cache);
     }
 }
 
 const std::vector<TokenEvent>& Engine::step() {
     events_.clear();
+    propose_drafts();
     scheduler_->schedule(scheduled_);
     if (scheduled_.empty()) {
         // Nothing runs, so the waiting sequence cannot get a block: the rest are held by

@@ -6,15 +6,23 @@
 //   batch     = build_batch(scheduled) flat token arrays, slot mapping, block tables
 //   logits    = model.forward(batch)
 //   tokens    = sample per sequence    then stop checks and streamed text
+//
+// With speculative decoding (EngineConfig::speculation), each decoding sequence first asks
+// the drafter for a few tokens; they ride in the same batch after its pending token, with a
+// logits row each, and the sampler keeps the prefix it agrees with plus one token of its
+// own, so a step can emit several tokens per sequence. Rejected positions leave the block
+// table; the prefix cache only ever sees verified tokens.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "engine/drafter.h"
 #include "engine/generation_params.h"
 #include "engine/scheduler.h"
 #include "engine/sequence.h"
@@ -38,6 +46,7 @@ struct EngineConfig {
     int64_t block_size = 16;         // tokens per KV block
     int64_t max_batch_tokens = 512;  // tokens per forward pass (longer prompts are chunked)
     bool prefix_caching = true;      // reuse cached KV blocks of equal prompt prefixes
+    SpeculationConfig speculation;   // speculative decoding (off by default)
 };
 
 // What one step produced for one sequence.
@@ -72,6 +81,10 @@ class Engine {
     // Frees a sequence's KV blocks and forgets it (also cancels a running or waiting one).
     void release(int64_t seq_id);
 
+    // Replaces the drafter the configuration named (null turns speculation off); for a
+    // drafter the configuration cannot name, e.g. one a test controls.
+    void set_drafter(std::unique_ptr<Drafter> drafter) { drafter_ = std::move(drafter); }
+
     bool has_work() const;
     // One engine step; the events are valid until the next call.
     const std::vector<TokenEvent>& step();
@@ -91,14 +104,19 @@ class Engine {
         int64_t generated_tokens = 0;  // tokens sampled
         double prompt_seconds = 0;     // time in steps that ran prefill chunks
         double decode_seconds = 0;     // time in steps that were decode-only
+        int64_t drafted_tokens = 0;    // draft tokens verified (speculative decoding)
+        int64_t accepted_tokens = 0;   // of those, tokens the model kept
     };
     const Stats& stats() const { return stats_; }
 
   private:
     struct Active;
     Active& active(int64_t seq_id) const;
+    void propose_drafts();
     void build_batch();
     void after_forward(const float* logits);
+    int64_t sample_tokens(Active& a, const ScheduledChunk& c, const float* logits);
+    void emit(Active& a, int32_t token, std::span<const float> row_logits);
     void finish_text(Active& a, int32_t token, TokenEvent& ev);
 
     const Model& model_;
@@ -110,6 +128,7 @@ class Engine {
     std::unique_ptr<BlockPool> blocks_;
     std::unique_ptr<Scheduler> scheduler_;
     std::unique_ptr<RunState> state_;
+    std::unique_ptr<Drafter> drafter_;  // null without speculation
 
     int64_t next_id_ = 0;
     std::unordered_map<int64_t, std::unique_ptr<Active>> sequences_;

@@ -15,6 +15,7 @@ struct GenerationParams {
     std::vector<std::string> stop;  // generation ends before any of these strings
     bool ignore_eos = false;        // keep going past end-of-generation tokens
     bool keep_cache = false;        // keep the sequence's KV cache after it finishes
+    bool speculative = true;        // draft tokens when the engine has a drafter (opt-out)
     // Log-probabilities in each TokenEvent: -1 none, 0 the sampled token's, k > 0 also the
     // k most likely tokens'. Taken after bias and penalties, before truncation/temperature.
     int32_t logprobs = -1;

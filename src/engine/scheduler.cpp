@@ -32,6 +32,14 @@ void Scheduler::release(Sequence& seq) {
     seq.n_published = 0;
 }
 
+void Scheduler::drop_blocks_past_computed(Sequence& seq) {
+    const auto keep = static_cast<size_t>((seq.n_computed + block_size_ - 1) / block_size_);
+    while (seq.block_table.size() > keep) {
+        blocks_.release(seq.block_table.back());
+        seq.block_table.pop_back();
+    }
+}
+
 bool Scheduler::reserve(Sequence& seq, int64_t n_tokens) {
     const int64_t needed = (seq.n_computed + n_tokens + block_size_ - 1) / block_size_;
     while (static_cast<int64_t>(seq.block_table.size()) < needed) {
@@ -91,6 +99,7 @@ void Scheduler::preempt(Sequence& seq, std::vector<ScheduledChunk>& out, int64_t
     running_.erase(std::remove(running_.begin(), running_.end(), &seq), running_.end());
     release(seq);
     seq.n_computed = 0;
+    seq.draft.clear();
     waiting_.push_front(&seq);  // victims go newest first, so the oldest ends up in front
     stats_.preemptions++;
 }
@@ -112,6 +121,16 @@ bool Scheduler::admit(Sequence& seq, std::vector<ScheduledChunk>& out, int64_t& 
     out.push_back({&seq, n});
     budget -= n;
     return true;
+}
+
+// Trims a decoding sequence's draft to the budget left and the free blocks, and reserves
+// blocks for what remains (the pending token's block is already reserved).
+int64_t Scheduler::fit_draft(Sequence& seq, int64_t budget) {
+    const int64_t n = std::min({static_cast<int64_t>(seq.draft.size()), budget,
+                                std::max<int64_t>(0, tokens_that_fit(seq) - 1)});
+    seq.draft.resize(static_cast<size_t>(n));
+    reserve(seq, 1 + n);
+    return n;
 }
 
 void Scheduler::schedule(std::vector<ScheduledChunk>& out) {
@@ -153,10 +172,25 @@ void Scheduler::schedule(std::vector<ScheduledChunk>& out) {
         budget -= n;
     }
     // New sequences, first come first served; none in a step that had to preempt.
-    if (stats_.preemptions != preemptions_before) return;
-    while (budget > 0 && !waiting_.empty() && n_running() < max_running_) {
-        if (!admit(*waiting_.front(), out, budget)) break;
-        waiting_.pop_front();
+    if (stats_.preemptions == preemptions_before) {
+        while (budget > 0 && !waiting_.empty() && n_running() < max_running_) {
+            if (!admit(*waiting_.front(), out, budget)) break;
+            waiting_.pop_front();
+        }
+    }
+    add_drafts(out, budget);
+}
+
+// Draft tokens come last, on what the budget and the free blocks leave over, so speculation
+// never delays a prefill or an admission and never preempts anyone.
+void Scheduler::add_drafts(std::vector<ScheduledChunk>& out, int64_t budget) {
+    for (ScheduledChunk& c : out) {
+        Sequence& seq = *c.seq;
+        if (seq.draft.empty() || c.n_tokens != 1 || seq.n_pending() != 1) continue;
+        const int64_t n = fit_draft(seq, budget);
+        c.n_tokens += n;
+        c.n_draft = n;
+        budget -= n;
     }
 }
 

@@ -2,7 +2,9 @@
 //   1. every running decode (one token each), in admission order;
 //   2. the next prefill chunks of running sequences whose prompt is not done yet;
 //   3. new sequences from the waiting queue, first come first served, while fewer than
-//      max_running run; a prompt whose first blocks are in the prefix cache skips them.
+//      max_running run; a prompt whose first blocks are in the prefix cache skips them;
+//   4. the draft tokens of speculating decodes (seq.draft), trimmed to what is left, so they
+//      never delay the others or cause a preemption.
 // All within the step's token budget and the free KV blocks. When a running sequence needs
 // a block and none is free, the most recently admitted running sequence is preempted: its
 // blocks are released (full ones stay in the prefix cache), its tokens are kept, and it
@@ -20,7 +22,8 @@ namespace kite {
 
 struct ScheduledChunk {
     Sequence* seq;
-    int64_t n_tokens;  // tokens of seq->tokens from seq->n_computed on
+    int64_t n_tokens;     // tokens from seq->n_computed on: of seq->tokens, then n_draft
+    int64_t n_draft = 0;  // of them, tokens of seq->draft (the first n_draft; it is trimmed)
 };
 
 class Scheduler {
@@ -44,6 +47,9 @@ class Scheduler {
 
     // Returns all of a sequence's blocks to the pool.
     void release(Sequence& seq);
+    // Returns the blocks past seq.n_computed tokens (those only held rejected draft tokens),
+    // so the block table is what it would be had the sequence never drafted.
+    void drop_blocks_past_computed(Sequence& seq);
 
     int64_t n_running() const { return static_cast<int64_t>(running_.size()); }
     int64_t n_waiting() const { return static_cast<int64_t>(waiting_.size()); }
@@ -63,6 +69,8 @@ class Scheduler {
     int64_t take_cached_prefix(Sequence& seq);
     void preempt(Sequence& seq, std::vector<ScheduledChunk>& out, int64_t& budget);
     bool admit(Sequence& seq, std::vector<ScheduledChunk>& out, int64_t& budget);
+    int64_t fit_draft(Sequence& seq, int64_t budget);
+    void add_drafts(std::vector<ScheduledChunk>& out, int64_t budget);
 
     BlockPool& blocks_;
     int64_t block_size_;

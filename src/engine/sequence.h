@@ -25,6 +25,9 @@ struct Sequence {
     int64_t n_prompt = 0;         // tokens given by the user (all turns so far)
     int64_t n_computed = 0;       // tokens whose keys/values are in the cache
     int64_t n_generated = 0;      // tokens sampled for the current turn
+    // Speculative decoding: tokens a drafter proposed to follow `tokens`, verified in this
+    // step's forward pass (never part of `tokens` until accepted).
+    std::vector<int32_t> draft;
     std::vector<int32_t> block_table;
     // Prefix caching: hashes of the first full blocks of `tokens` (computed as needed), and
     // how many blocks of block_table have been offered to the cache.

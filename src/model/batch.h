@@ -19,7 +19,9 @@ struct Batch {
     std::vector<int64_t> positions;  // per token: position within its sequence
     std::vector<int64_t> slots;      // per token: KV-cache slot its key/value goes to
     std::vector<BatchSequence> sequences;
-    std::vector<int64_t> logits_rows;  // tokens whose next-token logits are wanted
+    // Tokens whose next-token logits are wanted, in batch order: usually the last token of
+    // each sequence; a speculating sequence wants its pending token and every draft token.
+    std::vector<int64_t> logits_rows;
 
     void clear() {
         tokens.clear(), positions.clear(), slots.clear(), sequences.clear(), logits_rows.clear();
