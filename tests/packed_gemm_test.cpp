@@ -24,6 +24,7 @@
 #include "quant/blocks_q5.h"
 #include "quant/convert.h"
 #include "quant/fp16.h"
+#include "test_paths.h"
 
 namespace kite {
 namespace {
@@ -294,10 +295,8 @@ TEST(PackedGemm, KQuantActivationsAreTheReferenceBytes) {
 // Rows of real Q4_K_M tensors (Qwen2.5-Coder-0.5B: Q4_K, Q6_K and, 896 columns not filling
 // 256-value blocks, Q5_0), where the file is installed.
 TEST(PackedGemm, RealTensorsMatchReference) {
-    const char* home = std::getenv("HOME");
-    const std::string path =
-        std::string(home ? home : "") + "/.cache/kite/real/qwen2.5-coder-0.5b.gguf";
-    if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is not installed";
+    const std::string path = test::find_real_model("qwen2.5-coder-0.5b");
+    if (path.empty()) GTEST_SKIP() << "qwen2.5-coder-0.5b is not installed";
     const auto file = GgufFile::open(path);
     std::mt19937 rng(41);
     ThreadPool pool(2);

@@ -43,24 +43,10 @@ TEST(TokenizerReference, MatchesLlamaCppOnTheDefaultModel) {
                            test::default_model_path());
 }
 
-// An installed model (models/ID.gguf), else the copy in ${KITE_CACHE:-~/.cache/kite}/real;
-// empty when neither is there.
-std::string find_real_model(const std::string& id) {
-    const fs::path installed = fs::path(KITE_SOURCE_DIR) / "models" / (id + ".gguf");
-    if (fs::exists(installed)) return installed.string();
-    const char* cache = std::getenv("KITE_CACHE");
-    const char* home = std::getenv("HOME");
-    const fs::path root = cache && *cache ? fs::path(cache)
-                          : home          ? fs::path(home) / ".cache" / "kite"
-                                          : fs::path();
-    const fs::path cached = root / "real" / (id + ".gguf");
-    return !root.empty() && fs::exists(cached) ? cached.string() : std::string();
-}
-
 class RealModelTokenizer : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RealModelTokenizer, MatchesLlamaCpp) {
-    const std::string model = find_real_model(GetParam());
+    const std::string model = test::find_real_model(GetParam());
     if (model.empty())
         GTEST_SKIP() << GetParam() << " is not installed (bash scripts/install-model.sh "
                      << GetParam() << ")";

@@ -7,12 +7,10 @@
 #     scripts/make-variants.sh makes it), after checking that every tensor equals the one
 #     `llama-quantize` writes from the same F32 file (type and bytes; only the order of the
 #     tensors in the file differs);
-#   - llama.cpp's argmax and top-2 logit gap at every position of one window of the first 64
-#     token ids of tests/fixtures/reference/default.json (the GPL-3 text), and the perplexity
-#     over its second half, from tools/llamacpp/teacher_forced.cpp (built here against the
-#     static libraries tools/llamacpp/build.sh leaves). One short window, because Kite
-#     multiplies these types with its scalar reference dot products until packed kernels
-#     for them land, and the tests run it under every instruction set;
+#   - llama.cpp's argmax and top-2 logit gap at every position of four 256-token windows of
+#     the token ids of tests/fixtures/reference/default.json (the GPL-3 text), and the
+#     perplexity over their second halves, from tools/llamacpp/teacher_forced.cpp (built here
+#     against the static libraries tools/llamacpp/build.sh leaves);
 #   - llama-perplexity's own estimate on the same file and text.
 #
 # Environment:
@@ -34,8 +32,8 @@ OUT_DIR="${KITE_FIXTURE_DIR:-tests/fixtures/reference}"
 BASE_FIXTURE="$OUT_DIR/default.json"
 F32="models/variants/default-f32.gguf"
 MIXES=(Q4_K_M Q5_K_M)
-N_CTX=64
-N_WINDOWS=1
+N_CTX=256
+N_WINDOWS=4
 
 log() { printf '[kquant-fixtures] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
