@@ -459,21 +459,19 @@ KITE_AVX512 void quantize_biased(const float* x, uint8_t* dst, int64_t cols) {
         // As the reference activation quantizer: 127 / amax, round half to even.
         const float d = amax / 127.0f;
         const __m512 id = _mm512_set1_ps(amax != 0.0f ? 127.0f / amax : 0.0f);
-        // The clamp changes nothing for finite input; a NaN converts to INT_MIN, whose sum
-        // would overflow (the sequence is stopped later, at its non-finite logits).
-        const __m512i lo = _mm512_set1_epi32(-127), hi = _mm512_set1_epi32(127);
-        const __m512i q0 =
-            _mm512_max_epi32(lo, _mm512_min_epi32(hi, _mm512_cvtps_epi32(_mm512_mul_ps(v0, id))));
-        const __m512i q1 =
-            _mm512_max_epi32(lo, _mm512_min_epi32(hi, _mm512_cvtps_epi32(_mm512_mul_ps(v1, id))));
-        const int sum = _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+        const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(v0, id));
+        const __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(v1, id));
+        // Summed as floats (exact: at most 32 * 127): for NaN input the lanes are INT_MIN, and
+        // an integer sum would overflow (the sequence stops later, at its non-finite logits).
+        const float sum =
+            _mm512_reduce_add_ps(_mm512_add_ps(_mm512_cvtepi32_ps(q0), _mm512_cvtepi32_ps(q1)));
         const __m128i bias = _mm_set1_epi8(static_cast<char>(0x80));
         _mm_storeu_si128(reinterpret_cast<__m128i*>(out[b].qs),
                          _mm_xor_si128(_mm512_cvtepi32_epi8(q0), bias));
         _mm_storeu_si128(reinterpret_cast<__m128i*>(out[b].qs + 16),
                          _mm_xor_si128(_mm512_cvtepi32_epi8(q1), bias));
         out[b].d = f32_to_f16(d);
-        out[b].s = f32_to_f16(d * static_cast<float>(sum));
+        out[b].s = f32_to_f16(d * sum);
     }
 }
 
