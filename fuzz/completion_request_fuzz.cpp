@@ -42,8 +42,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
         served = new Served;
         served->file = kite::GgufFile::open(path);
         served->tokenizer = kite::Tokenizer::from_gguf(*served->file);
-        served->chat_template =
-            std::make_unique<kite::ChatTemplate>(kite::ChatTemplate::from_gguf(*served->file));
+        served->chat_template = std::make_unique<kite::ChatTemplate>(
+            kite::ChatTemplate::from_gguf(*served->file, *served->tokenizer));
     } catch (const kite::Error& e) {
         std::fprintf(stderr, "completion_request_fuzz: cannot load '%s': %s\n", path.c_str(),
                      e.what());
