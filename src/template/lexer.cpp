@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "template/error.h"
+#include "tokenizer/utf8.h"
 
 namespace kite::tmpl {
 
@@ -20,24 +21,6 @@ bool is_name_char(char c) {
 }
 bool is_digit(char c) {
     return c >= '0' && c <= '9';
-}
-
-void append_utf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
 }
 
 // Decodes Python's string escapes (Jinja2 runs string literals through "unicode-escape");
@@ -61,7 +44,7 @@ std::string decode_escapes(std::string_view s, int line) {
             }
             i += digits;
             if (cp > 0x10FFFF) template_fail("line {}: escape beyond U+10FFFF", line);
-            append_utf8(out, cp);
+            append_utf8(cp, out);
         };
         switch (c) {
             case '\n':
@@ -108,7 +91,7 @@ std::string decode_escapes(std::string_view s, int line) {
                     for (; k < 3 && i + k < s.size() && s[i + k] >= '0' && s[i + k] <= '7'; ++k)
                         cp = cp * 8 + static_cast<uint32_t>(s[i + k] - '0');
                     i += k - 1;
-                    append_utf8(out, cp);
+                    append_utf8(cp, out);
                 } else {
                     out += '\\';
                     out += c;
