@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
+#include "model/model_config.h"
 #include "test_paths.h"
 
 namespace kite {
@@ -145,6 +146,26 @@ TEST(Gguf, RejectsHugeCounts) {
     bytes = small_file();
     patch_u64(bytes, 24, ~uint64_t{0});  // length of the first key
     EXPECT_NE(error_of(bytes).find("truncated or corrupt"), std::string::npos);
+}
+
+// A layer count near 2^31 once sized the per-layer table before any tensor was read (found
+// by the fuzzer: gigabytes allocated from a 200-byte file).
+TEST(Gguf, ModelConfigRejectsAHugeLayerCount) {
+    GgufWriter w;
+    w.add_string("general.architecture", "llama");
+    w.add_u32("llama.block_count", 1u << 30);
+    w.add_u32("llama.embedding_length", 64);
+    w.add_u32("llama.feed_forward_length", 128);
+    w.add_u32("llama.attention.head_count", 4);
+    w.add_u32("llama.context_length", 256);
+    const std::vector<uint8_t> bytes = w.to_bytes();
+    auto f = GgufFile::parse(bytes, "test.gguf");
+    try {
+        read_model_config(*f);
+        FAIL() << "a billion layers were accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("block_count"), std::string::npos) << e.what();
+    }
 }
 
 TEST(Gguf, RejectsHostileArrays) {

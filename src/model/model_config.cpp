@@ -21,6 +21,10 @@ int64_t required_int(const GgufFile& f, const std::string& key) {
     return positive_int(f, key, *v);
 }
 
+// The largest models have a few hundred layers; a hostile count must not size the per-layer
+// table (gigabytes for 2^31 layers) before the tensors are looked at.
+constexpr int64_t kMaxLayers = 4096;
+
 int64_t optional_int(const GgufFile& f, const std::string& key, int64_t fallback) {
     std::optional<int64_t> v = f.get_int(key);
     return v ? positive_int(f, key, *v) : fallback;
@@ -110,6 +114,9 @@ ModelConfig read_model_config(const GgufFile& f) {
 
     const std::string p = c.architecture + ".";
     c.n_layers = required_int(f, p + "block_count");
+    if (c.n_layers > kMaxLayers)
+        fail("'{}': metadata '{}block_count' = {} is more layers than any model has (at most {})",
+             f.name(), p, c.n_layers, kMaxLayers);
     c.n_embd = required_int(f, p + "embedding_length");
     c.n_ff = required_int(f, p + "feed_forward_length");
     c.n_heads = required_int(f, p + "attention.head_count");
