@@ -9,4 +9,4 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -r tests/server/requirements.txt
 echo "[test] server tests (kite serve + openai client)"
-timeout 900 .venv/bin/python -m pytest -q -p no:cacheprovider tests/server
+timeout 900 .venv/bin/python -m pytest -q -p no:cacheprovider --durations=8 tests/server
