@@ -21,12 +21,12 @@ echo "[test] unit tests (release)"
 ctest --test-dir build --output-on-failure -j2
 bash scripts/test-server.sh
 
+# One clang build with AddressSanitizer + UBSan holds the unit tests and the fuzz targets.
 bash scripts/build.sh asan
 echo "[test] unit tests (AddressSanitizer + UBSan)"
 # Tests named *Slow run whole generations over the model: release build only.
 ctest --test-dir build-asan --output-on-failure -j2 -E Slow
 
-bash scripts/build.sh fuzz
 corpus=$(mktemp -d)
 trap 'rm -rf "$corpus"' EXIT
 # fuzz TARGET SEEDS SECONDS [libFuzzer flags]: a bounded run from the committed seeds.
@@ -34,7 +34,7 @@ fuzz() {
   echo "[test] fuzzing $1 for $3 s"
   rm -rf "${corpus:?}"/*
   cp fuzz/seeds/"$2"/* "$corpus"/
-  build-fuzz/bin/"$1" -max_total_time="$3" -rss_limit_mb=2048 -timeout=10 "${@:4}" \
+  build-asan/bin/"$1" -max_total_time="$3" -rss_limit_mb=2048 -timeout=10 "${@:4}" \
     -print_final_stats=1 "$corpus" 2>&1 | tail -n 15
 }
 fuzz gguf_fuzz gguf "$fuzz_seconds"
