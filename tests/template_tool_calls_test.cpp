@@ -76,6 +76,7 @@ struct Streamed {
     std::string content;
     json tool_calls;
     std::string finish;
+    int sent = 0;  // chunks worth sending (ResponseFormatter::carries_nothing is false)
 };
 
 Streamed stream_reply(const std::vector<std::string>& pieces) {
@@ -87,6 +88,7 @@ Streamed stream_reply(const std::vector<std::string>& pieces) {
         const bool last = i + 1 == pieces.size();
         const json c =
             f.chunk(0, pieces[i], {}, last ? FinishReason::EndOfText : FinishReason::None, i == 0);
+        s.sent += !ResponseFormatter::carries_nothing(c);
         const json& delta = c["choices"][0]["delta"];
         if (delta.contains("content")) s.content += delta["content"].get<std::string>();
         if (delta.contains("tool_calls")) s.tool_calls = delta["tool_calls"];
@@ -107,6 +109,9 @@ TEST(ToolCallStream, CallsAreHeldBackAndSentAsDeltas) {
     EXPECT_EQ(s.tool_calls[0]["function"]["name"], "get_weather");
     EXPECT_EQ(s.tool_calls[0]["function"]["arguments"], "{\"city\":\"Paris\"}");
     EXPECT_EQ(s.finish, "tool_calls");
+    // The held-back pieces send nothing: the content chunk, " " (sent once the next piece
+    // shows it is not a call) and the tool_calls delta with the finish.
+    EXPECT_EQ(s.sent, 3);
     // A Llama-style JSON reply is held from its first character.
     const Streamed l = stream_reply({"{\"name\"", ": \"f\", \"parameters\": {}}", ""});
     EXPECT_EQ(l.content, "");

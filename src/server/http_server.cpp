@@ -254,8 +254,8 @@ void HttpServer::generate(const HttpRequest& req, HttpResponse& res, bool chat) 
             if (ev.has_logprob) lps.push_back(std::move(ev.logprob));
             const bool first = !st.started[static_cast<size_t>(ev.choice)];
             st.started[static_cast<size_t>(ev.choice)] = true;
-            out +=
-                ResponseFormatter::sse(st.format.chunk(ev.choice, ev.text, lps, ev.finish, first));
+            const json chunk = st.format.chunk(ev.choice, ev.text, lps, ev.finish, first);
+            if (!ResponseFormatter::carries_nothing(chunk)) out += ResponseFormatter::sse(chunk);
         }
         if (w == RequestStream::Wait::Done) {
             if (auto error = st.stream->error())

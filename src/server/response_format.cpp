@@ -174,6 +174,13 @@ json ResponseFormatter::chunk(int index, const std::string& text,
     return out;
 }
 
+bool ResponseFormatter::carries_nothing(const json& chunk) {
+    const json& choice = chunk.at("choices").at(0);
+    if (!choice.at("finish_reason").is_null() || !choice.at("logprobs").is_null()) return false;
+    if (choice.contains("delta")) return choice.at("delta").empty();
+    return choice.at("text").get_ref<const std::string&>().empty();
+}
+
 json ResponseFormatter::usage_chunk(const Usage& usage) const {
     json out = envelope(chat_ ? "chat.completion.chunk" : "text_completion");
     out["choices"] = json::array();

@@ -54,6 +54,9 @@ class ResponseFormatter {
     // `first`: the choice's first chunk (chat: carries the role).
     nlohmann::json chunk(int index, const std::string& text, const std::vector<TokenLogprob>& lps,
                          FinishReason finish, bool first);
+    // A chunk that tells the client nothing (no role, text, tool call, logprobs or finish),
+    // as while a tool call's text is held back: not worth sending.
+    static bool carries_nothing(const nlohmann::json& chunk);
     // The closing chunk with usage and no choices (stream_options.include_usage).
     nlohmann::json usage_chunk(const Usage& usage) const;
 

@@ -23,8 +23,8 @@ REQUEST_TIMEOUT = 120
 
 
 class Server:
-    def __init__(self, *args):
-        cmd = [KITE, "serve", "-m", MODEL, "--host", "127.0.0.1", "--port", "0", "-t", "2",
+    def __init__(self, *args, model=MODEL):
+        cmd = [KITE, "serve", "-m", model, "--host", "127.0.0.1", "--port", "0", "-t", "2",
                "-c", "2048", "--kv-mem", "128M", *args]
         self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + STARTUP_TIMEOUT
@@ -437,6 +437,55 @@ def test_chat_accepts_tools_and_tool_messages(server, model_id):
     with pytest.raises(openai.BadRequestError):
         c.chat.completions.create(model=model_id, messages=messages[:1], max_tokens=4,
                                   tools=[{"type": "function", "function": {"description": "x"}}])
+
+
+QWEN = ROOT / "models" / "qwen2.5-coder-0.5b.gguf"
+
+
+@pytest.mark.skipif(not QWEN.exists(), reason="scripts/install-model.sh qwen2.5-coder-0.5b")
+def test_qwen_weather_tool_round_trip():
+    # A real instruct model with its own chat template (Hermes-style <tool_call> JSON): it
+    # calls the tool, the client runs it and sends the result back as a role "tool" message,
+    # and the model answers from it. Greedy, so the replies are the model's most likely ones.
+    s = Server(model=str(QWEN))
+    try:
+        c = s.client()
+        model = c.models.list().data[0].id
+        messages = [{"role": "user", "content": "What's the weather in Paris right now?"}]
+        r = c.chat.completions.create(model=model, messages=messages, tools=[WEATHER_TOOL],
+                                      max_tokens=64, temperature=0)
+        choice = r.choices[0]
+        assert choice.finish_reason == "tool_calls", choice
+        assert choice.message.content is None
+        [call] = choice.message.tool_calls
+        assert call.type == "function" and call.function.name == "get_weather"
+        assert json.loads(call.function.arguments) == {"city": "Paris"}
+
+        chunks = list(c.chat.completions.create(model=model, messages=messages,
+                                                tools=[WEATHER_TOOL], max_tokens=64,
+                                                temperature=0, stream=True))
+        deltas = [ch.choices[0] for ch in chunks]
+        # Nothing is sent while the call's text is held back: the role, then the call.
+        assert all(d.delta.role or d.delta.content or d.delta.tool_calls or d.finish_reason
+                   for d in deltas), deltas
+        [streamed] = [tc for d in deltas for tc in (d.delta.tool_calls or [])]
+        assert streamed.index == 0 and streamed.id
+        assert streamed.function.name == "get_weather"
+        assert streamed.function.arguments == call.function.arguments
+        assert deltas[-1].finish_reason == "tool_calls"
+
+        messages += [{"role": "assistant", "content": None,
+                      "tool_calls": [call.model_dump()]},
+                     {"role": "tool", "tool_call_id": call.id,
+                      "content": json.dumps({"temperature_c": 21, "sky": "sunny"})}]
+        r2 = c.chat.completions.create(model=model, messages=messages, tools=[WEATHER_TOOL],
+                                       max_tokens=64, temperature=0)
+        assert r2.choices[0].finish_reason == "stop"
+        assert "21" in r2.choices[0].message.content
+        assert r2.usage.prompt_tokens > r.usage.prompt_tokens + 20
+    finally:
+        s.stop()
+    assert s.proc.returncode == 0
 
 
 def test_tools_reach_the_template(tmp_path):
