@@ -11,9 +11,11 @@ server_fuzz_seconds="${KITE_SERVER_FUZZ_SECONDS:-15}"
 
 bash scripts/install-deps.sh
 bash scripts/install-model.sh
-# The slow tier's real file: a Qwen2.5-Coder Q4_K_M model (K-quant kernels, the qwen2
-# architecture, its own chat template and tool calls), checked briefly against llama.cpp.
+# The slow tier's real files, checked briefly against llama.cpp: Qwen2.5-Coder-0.5B (Q4_K_M:
+# K-quant kernels, the qwen2 architecture, its own chat template and tool calls) and Gemma 3
+# 270M (gemma3: sliding window, GeGLU, q/k norms).
 bash scripts/install-model.sh qwen2.5-coder-0.5b
+bash scripts/install-model.sh gemma3-270m
 
 echo "[test] formatting (clang-format)"
 git ls-files '*.cpp' '*.h' | xargs clang-format --dry-run --Werror

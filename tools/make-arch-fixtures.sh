@@ -6,9 +6,13 @@
 #                              (tools/arch_fixtures.py) and llama.cpp's logits at every
 #                              prompt position plus its greedy continuation
 #   real-<name>.json           for the real files below, when present: the token IDs
-#                              llama-tokenize gives a short text, llama.cpp's argmax and top-2
-#                              logits at every position of 64-token windows (each from an empty
-#                              cache), and llama-perplexity's estimate on the same text
+#                              llama-tokenize gives the start of the GPL-3, llama.cpp's argmax
+#                              and top-2 logits at every position of eight 256-token windows
+#                              (each from an empty cache), and llama-perplexity's estimate on
+#                              the same windows (f16 KV cache and no flash attention, as Kite
+#                              computes: llama.cpp's CPU flash attention sums values in f16)
+#
+#   tools/make-arch-fixtures.sh [--real-only]   (--real-only: leave the tiny models as they are)
 #
 # llama.cpp is linked as a library (tools/llamacpp/arch_reference.cpp, built here against the
 # static libraries tools/llamacpp/build.sh leaves in its build directory) with an F32 KV cache
@@ -45,8 +49,8 @@ g++ -O2 -std=c++17 tools/llamacpp/arch_reference.cpp -I"$LCPP/src/include" \
 
 # --- tiny models --------------------------------------------------------------------------
 mkdir -p "$OUT"
-"$PY" tools/arch_fixtures.py "$OUT" >&2
-for input in "$OUT"/*.input.json; do
+[[ "${1:-}" == "--real-only" ]] || "$PY" tools/arch_fixtures.py "$OUT" >&2
+for input in $([[ "${1:-}" == "--real-only" ]] || ls "$OUT"/*.input.json); do
     name="$(basename "$input" .input.json)"
     log "llama.cpp on $name"
     mapfile -t ids < <("$PY" -c 'import json,sys; print(*json.load(open(sys.argv[1]))["ids"], sep="\n")' "$input")
@@ -67,9 +71,10 @@ done
 # --- real files -----------------------------------------------------------------------------
 TEXT="$(mktemp)"
 trap 'rm -f "$TEXT"' EXIT
-head -c 1500 "$GPL3" > "$TEXT"
-WINDOW=64
-CHUNKS=2
+TEXT_BYTES=16000
+head -c "$TEXT_BYTES" "$GPL3" > "$TEXT"
+WINDOW=256
+CHUNKS=8
 for name in qwen2.5-coder-0.5b qwen2.5-coder-1.5b gemma3-270m; do
     model="$CACHE_ROOT/real/$name.gguf"
     if [[ ! -f "$model" ]]; then log "skipping $name: no $model"; continue; fi
@@ -87,16 +92,16 @@ PY
     mapfile -t first < <("$PY" -c 'import sys; print(*eval(sys.argv[1])[:int(sys.argv[2])], sep="\n")' "$ids" "$((WINDOW * CHUNKS))")
     "$REF" "$model" "$WINDOW" "$bos" 0 0 "${first[@]}" > "$TEXT.ref"
     ppl="$("$LCPP/bin/llama-perplexity" -m "$model" -f "$TEXT" -c "$WINDOW" -b "$WINDOW" \
-        --chunks "$CHUNKS" -t 2 2>&1 | sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p')"
+        -ub "$WINDOW" --chunks "$CHUNKS" -t 2 -fa off -ctk f16 -ctv f16 2>&1 | sed -n 's/.*Final estimate: PPL = \([0-9.]*\).*/\1/p')"
     [[ -n "$ppl" ]] || die "llama-perplexity gave no estimate for $name"
-    "$PY" - "$name" "$model" "$TEXT.ref" "$ppl" "$bos" "$WINDOW" "$OUT/real-$name.json" "${first[@]}" <<'PY'
+    "$PY" - "$name" "$model" "$TEXT.ref" "$ppl" "$bos" "$WINDOW" "$OUT/real-$name.json" "$TEXT_BYTES" "${first[@]}" <<'PY'
 import hashlib, json, sys
-name, model, ref, ppl, bos, window, out = sys.argv[1:8]
-ids = [int(x) for x in sys.argv[8:]]
+name, model, ref, ppl, bos, window, out, text_bytes = sys.argv[1:9]
+ids = [int(x) for x in sys.argv[9:]]
 windows = json.load(open(ref))["windows"]
 json.dump({
     "model": {"name": name, "bytes": __import__("os").path.getsize(model)},
-    "text": "the first 1500 bytes of the GPL-3", "ids": ids, "n_ctx": int(window),
+    "text": f"the first {text_bytes} bytes of the GPL-3", "ids": ids, "n_ctx": int(window),
     "bos": int(bos), "llama_perplexity": float(ppl),
     "windows": [{"argmax": [p["argmax"] for p in w["positions"]],
                  "top2_gap": [p["top2"][0] - p["top2"][1] for p in w["positions"]]}

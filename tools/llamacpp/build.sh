@@ -54,6 +54,22 @@ case "$ISA" in
     native)
         PREFIX="$CACHE_ROOT/llama.cpp-$LCPP_PY_VERSION"
         ISA_FLAGS=(-DGGML_NATIVE=ON)
+        if grep -qw amx_tile /proc/cpuinfo 2>/dev/null; then
+            # ggml's AMX matmul dies with SIGILL at its first ldtilecfg on an AMX CPU here
+            # (a KVM guest; a plain program that asks for the tile state and loads a tile
+            # config runs), so every llama.cpp tool crashes with -march=native. On CPUs that
+            # advertise AMX, "native" is each other extension ggml has an option for, as
+            # /proc/cpuinfo lists them, with AMX off.
+            ISA_FLAGS=(-DGGML_NATIVE=OFF -DGGML_CPU_ALL_VARIANTS=OFF -DGGML_BACKEND_DL=OFF
+                       -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF)
+            for pair in sse4_2:SSE42 avx:AVX avx2:AVX2 fma:FMA f16c:F16C bmi2:BMI2 \
+                        avx512f:AVX512 avx512vbmi:AVX512_VBMI avx512_vnni:AVX512_VNNI \
+                        avx512_bf16:AVX512_BF16 avx_vnni:AVX_VNNI; do
+                on=OFF
+                grep -qw "${pair%%:*}" /proc/cpuinfo && on=ON
+                ISA_FLAGS+=("-DGGML_${pair##*:}=$on")
+            done
+        fi
         ;;
     avx2)
         PREFIX="$CACHE_ROOT/llama.cpp-$LCPP_PY_VERSION-avx2"
