@@ -11,6 +11,7 @@
 #include "isa_cap.h"
 #include "kernels/attention.h"
 #include "quant/convert.h"
+#include "quant/hadamard.h"
 
 namespace kite {
 namespace {
@@ -29,39 +30,49 @@ struct AttentionCase {
     int64_t head_dim = 64, block_size = 4;
 };
 
-// Key and value types: each type for both, and mixes.
+// Key and value types: each type for both, and mixes; keys stored rotated (as q4_0 keys are)
+// or not.
 struct TypePair {
     TensorType k, v;
+    bool rotated = false;
 };
 constexpr TypePair kTypePairs[] = {
-    {TensorType::F32, TensorType::F32},   {TensorType::F16, TensorType::F16},
-    {TensorType::Q8_0, TensorType::Q8_0}, {TensorType::Q4_0, TensorType::Q4_0},
-    {TensorType::Q8_0, TensorType::Q4_0}, {TensorType::F16, TensorType::Q8_0},
+    {TensorType::F32, TensorType::F32},         {TensorType::F16, TensorType::F16},
+    {TensorType::Q8_0, TensorType::Q8_0},       {TensorType::Q4_0, TensorType::Q4_0},
+    {TensorType::Q4_0, TensorType::Q4_0, true}, {TensorType::Q8_0, TensorType::Q4_0},
+    {TensorType::F16, TensorType::Q8_0},        {TensorType::F32, TensorType::F16, true},
 };
 
-// One layer's keys or values in `type`, rows of head_dim values per KV head per slot, and
-// what the cache holds, read back as floats, per position.
+// One layer's keys or values in `type`, rows of head_dim values per KV head per slot (rotated
+// before they are stored if `rotated`), and what the cache holds, read back as floats and
+// rotated back, per position.
 struct CachedRows {
     TensorType type;
+    bool rotated;
     int64_t head_bytes, slot_bytes;
     std::vector<uint8_t> memory;
     std::vector<float> held;  // [position][kv_heads * head_dim]
 
-    CachedRows(TensorType t, const std::vector<float>& values, const int32_t* table,
+    CachedRows(TensorType t, bool rotate, const std::vector<float>& values, const int32_t* table,
                int64_t block_size, int64_t n_slots, int64_t kv_heads, int64_t head_dim)
         : type(t),
+          rotated(rotate),
           head_bytes(static_cast<int64_t>(row_bytes(t, head_dim))),
           slot_bytes(kv_heads * head_bytes),
           memory(n_slots * slot_bytes),
           held(values.size()) {
         const int64_t width = kv_heads * head_dim;
+        std::vector<float> row(width);
         for (int64_t p = 0; p < static_cast<int64_t>(values.size()) / width; ++p) {
             const int64_t slot = table[p / block_size] * block_size + p % block_size;
-            quantize_row(t, &values[p * width], &memory[slot * slot_bytes], width);
+            std::copy(&values[p * width], &values[p * width] + width, row.begin());
+            if (rotate) hadamard32_blocks(row.data(), width);
+            quantize_row(t, row.data(), &memory[slot * slot_bytes], width);
             dequantize_row(t, &memory[slot * slot_bytes], &held[p * width], width);
+            if (rotate) hadamard32_blocks(&held[p * width], width);  // its own inverse
         }
     }
-    PagedKvRows rows() const { return {memory.data(), type, slot_bytes, head_bytes}; }
+    PagedKvRows rows() const { return {memory.data(), type, slot_bytes, head_bytes, rotated}; }
 };
 
 // softmax(q . K * scale) V in double for each query token and head, over what the cache holds.
@@ -114,11 +125,12 @@ TEST_P(AttentionTest, PagedMatchesDirectSoftmax) {
     const int64_t n_slots = 6 * bs;
     for (TypePair types : kTypePairs) {
         if (!fills_blocks(types.k, d) || !fills_blocks(types.v, d)) continue;
+        if (types.rotated && d % 32 != 0) continue;
         std::vector<float> keys(ctx * Hkv * d), vals(keys.size());
         for (float& x : keys) x = normal(rng);
         for (float& x : vals) x = normal(rng);
-        const CachedRows k(types.k, keys, table, bs, n_slots, Hkv, d);
-        const CachedRows v(types.v, vals, table, bs, n_slots, Hkv, d);
+        const CachedRows k(types.k, types.rotated, keys, table, bs, n_slots, Hkv, d);
+        const CachedRows v(types.v, false, vals, table, bs, n_slots, Hkv, d);
         // Queries twice the keys' scale: sharper weights, so the running maximum matters.
         std::vector<float> q(T * H * d);
         for (float& x : q) x = 2.0f * normal(rng);
@@ -136,8 +148,8 @@ TEST_P(AttentionTest, PagedMatchesDirectSoftmax) {
             for (int64_t i = 0; i < T * H * d; ++i) {
                 ASSERT_NEAR(out[i], expected[i], 1e-4)
                     << isa_name(isa) << " " << tensor_type_name(types.k) << "/"
-                    << tensor_type_name(types.v) << " token " << i / (H * d) << " head "
-                    << i / d % H << " element " << i % d;
+                    << tensor_type_name(types.v) << (types.rotated ? " rotated" : "") << " token "
+                    << i / (H * d) << " head " << i / d % H << " element " << i % d;
                 ASSERT_NEAR(out[i], scalar[i], 1e-4) << isa_name(isa) << " vs scalar";
             }
         }
@@ -162,6 +174,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(QuantizedKvAttention, StaysCloseToF16) {
     struct Bound {
         TensorType type;
+        bool rotated;
         double max_rel_rms;
     };
     std::mt19937 rng(11);
@@ -183,20 +196,22 @@ TEST(QuantizedKvAttention, StaysCloseToF16) {
             for (float& x : q) x = 1.5f * normal(rng);
             const float scale = 1.0f / std::sqrt(static_cast<float>(d));
             ThreadPool pool(2);
-            auto attend = [&](TensorType type) {
-                const CachedRows k(type, keys, table.data(), bs, n_blocks * bs, Hkv, d);
-                const CachedRows v(type, vals, table.data(), bs, n_blocks * bs, Hkv, d);
+            auto attend = [&](TensorType type, bool rotate) {
+                const CachedRows k(type, rotate, keys, table.data(), bs, n_blocks * bs, Hkv, d);
+                const CachedRows v(type, false, vals, table.data(), bs, n_blocks * bs, Hkv, d);
                 std::vector<float> out(T * H * d);
                 paged_attention({k.rows(), v.rows(), bs}, {H, Hkv, d}, q.data(), out.data(), T,
                                 positions, tables, scale, pool);
                 return out;
             };
-            const std::vector<float> f16 = attend(TensorType::F16);
+            const std::vector<float> f16 = attend(TensorType::F16, false);
             double rms = 0;
             for (float x : f16) rms += double(x) * x;
             rms = std::sqrt(rms / static_cast<double>(f16.size()));
-            for (Bound b : {Bound{TensorType::Q8_0, 0.03}, Bound{TensorType::Q4_0, 0.4}}) {
-                const std::vector<float> out = attend(b.type);
+            for (Bound b :
+                 {Bound{TensorType::Q8_0, false, 0.03}, Bound{TensorType::Q4_0, false, 0.4},
+                  Bound{TensorType::Q4_0, true, 0.4}}) {
+                const std::vector<float> out = attend(b.type, b.rotated);
                 double err = 0;
                 for (size_t i = 0; i < out.size(); ++i) err += std::pow(double(out[i]) - f16[i], 2);
                 err = std::sqrt(err / static_cast<double>(out.size()));

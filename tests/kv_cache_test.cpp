@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "kv/kv_cache.h"
 #include "quant/convert.h"
+#include "quant/hadamard.h"
 
 namespace kite {
 namespace {
@@ -29,11 +30,15 @@ TEST(KvCache, SlotsHoldTheTypesBlocks) {
         for (float& x : v) x = normal(rng);
         kv.write(1, 37, k.data(), v.data());
         const PagedKvLayer layer = kv.layer(1);
-        for (auto [rows, values, type] :
-             {std::tuple{layer.k, &k, types.k}, {layer.v, &v, types.v}}) {
+        for (auto [rows, values, type, keys] :
+             {std::tuple{layer.k, &k, types.k, true}, {layer.v, &v, types.v, false}}) {
             EXPECT_EQ(rows.type, type);
+            // q4_0 keys are stored rotated (quant/hadamard.h); everything else as it is.
+            EXPECT_EQ(rows.rotated, keys && type == TensorType::Q4_0);
+            std::vector<float> stored = *values;
+            if (rows.rotated) hadamard32_blocks(stored.data(), width);
             std::vector<uint8_t> expected(row_bytes(type, width));
-            quantize_row(type, values->data(), expected.data(), width);
+            quantize_row(type, stored.data(), expected.data(), width);
             EXPECT_EQ(rows.slot_bytes, static_cast<int64_t>(expected.size()));
             EXPECT_EQ(std::memcmp(rows.row(37, 0), expected.data(), expected.size()), 0)
                 << tensor_type_name(type);

@@ -8,6 +8,7 @@
 #include "kernels/attention_kernels.h"
 #include "kernels/isa.h"
 #include "quant/convert.h"
+#include "quant/hadamard.h"
 
 namespace kite {
 
@@ -94,8 +95,15 @@ void paged_attention(const PagedKvLayer& kv, const AttentionShape& shape, const 
             const int64_t at = t * width + h * shape.head_dim;
             const int64_t first =
                 shape.window > 0 ? std::max<int64_t>(0, positions[t] - shape.window + 1) : 0;
-            attend(kv, shape.head_dim, h / group, static_cast<int>(per_job), q + at, out + at,
-                   first, positions[t], block_tables[t], scale);
+            const float* qh = q + at;
+            float rotated[kMaxGroup * kMaxHeadDim];
+            if (kv.k.rotated) {
+                std::copy(qh, qh + per_job * shape.head_dim, rotated);
+                hadamard32_blocks(rotated, per_job * shape.head_dim);
+                qh = rotated;
+            }
+            attend(kv, shape.head_dim, h / group, static_cast<int>(per_job), qh, out + at, first,
+                   positions[t], block_tables[t], scale);
         }
     });
 }

@@ -17,6 +17,9 @@ struct PagedKvRows {
     TensorType type = TensorType::F32;
     int64_t slot_bytes = 0;
     int64_t head_bytes = 0;
+    // Keys stored rotated by hadamard32_blocks (quant/hadamard.h): attention rotates the
+    // queries the same way, which leaves every q . k as it was.
+    bool rotated = false;
 
     const uint8_t* row(int64_t slot, int64_t kv_head) const {
         return data + slot * slot_bytes + kv_head * head_bytes;

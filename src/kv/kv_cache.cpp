@@ -1,6 +1,9 @@
 #include "kv/kv_cache.h"
 
+#include <algorithm>
+
 #include "core/error.h"
+#include "quant/hadamard.h"
 
 namespace kite {
 
@@ -42,7 +45,9 @@ KvCache::KvCache(const KvCacheShape& shape, KvTypes types, int64_t n_blocks, int
       k_slot_(kv_row_bytes(types.k, slot_elements_)),
       v_slot_(kv_row_bytes(types.v, slot_elements_)),
       write_k_(kv_type_info(types.k).from_f32),
-      write_v_(kv_type_info(types.v).from_f32) {
+      write_v_(kv_type_info(types.v).from_f32),
+      rotate_keys_(kv_type_info(types.k).rotate_keys),
+      rotated_(rotate_keys_ ? slot_elements_ : 0) {
     check_head_dim(shape, types.k);
     check_head_dim(shape, types.v);
     const auto slots = static_cast<size_t>(shape.n_layers * n_slots());
@@ -53,6 +58,11 @@ KvCache::KvCache(const KvCacheShape& shape, KvTypes types, int64_t n_blocks, int
 void KvCache::write(int64_t layer, int64_t slot, const float* k, const float* v) {
     // A head's row fills whole blocks, so the slot's row quantizes as its heads' rows would.
     const auto index = static_cast<size_t>(layer * n_slots() + slot);
+    if (rotate_keys_) {
+        std::copy(k, k + slot_elements_, rotated_.begin());
+        hadamard32_blocks(rotated_.data(), slot_elements_);
+        k = rotated_.data();
+    }
     write_k_(k, keys_.data() + index * k_slot_, slot_elements_);
     write_v_(v, values_.data() + index * v_slot_, slot_elements_);
 }
@@ -62,9 +72,9 @@ PagedKvLayer KvCache::layer(int64_t layer) const {
     const auto k_head = kv_row_bytes(types_.k, shape_.head_dim);
     const auto v_head = kv_row_bytes(types_.v, shape_.head_dim);
     return {{keys_.data() + first * k_slot_, types_.k, static_cast<int64_t>(k_slot_),
-             static_cast<int64_t>(k_head)},
+             static_cast<int64_t>(k_head), rotate_keys_},
             {values_.data() + first * v_slot_, types_.v, static_cast<int64_t>(v_slot_),
-             static_cast<int64_t>(v_head)},
+             static_cast<int64_t>(v_head), false},
             block_size_};
 }
 

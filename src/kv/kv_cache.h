@@ -53,6 +53,8 @@ class KvCache {
     size_t k_slot_, v_slot_;  // bytes of one slot's row of keys, of values
     void (*write_k_)(const float*, void*, int64_t);
     void (*write_v_)(const float*, void*, int64_t);
+    bool rotate_keys_;
+    std::vector<float> rotated_;          // one slot's keys, rotated before they are stored
     std::vector<uint8_t> keys_, values_;  // [layer][slot][n_kv_heads rows of head_dim]
 };
 

@@ -22,6 +22,9 @@ struct KvTypeInfo {
     int64_t block_bytes;
     // Stores a row of n floats (n a multiple of block_values) in this type: KV write.
     void (*from_f32)(const float* src, void* dst, int64_t n);
+    // Keys are rotated (quant/hadamard.h) before they are stored: where 4 bits per value
+    // cannot also span the outlier channels that keys have after RoPE.
+    bool rotate_keys;
 };
 
 // f32, f16, q8_0, q4_0: kv_type_index gives a type's position here.
