@@ -69,6 +69,14 @@ AttendHeadsFn choose_kernel(int64_t head_dim, int64_t block_size) {
     return attend_heads_scalar;
 }
 
+// The n query values as the keys are stored: rotated into `buffer` when the keys are.
+const float* queries_for(const PagedKvRows& keys, const float* q, int64_t n, float* buffer) {
+    if (!keys.rotated) return q;
+    std::copy(q, q + n, buffer);
+    hadamard32_blocks(buffer, n);
+    return buffer;
+}
+
 }  // namespace
 
 size_t kv_element_index(TensorType type) {
@@ -95,14 +103,9 @@ void paged_attention(const PagedKvLayer& kv, const AttentionShape& shape, const 
             const int64_t at = t * width + h * shape.head_dim;
             const int64_t first =
                 shape.window > 0 ? std::max<int64_t>(0, positions[t] - shape.window + 1) : 0;
-            const float* qh = q + at;
             float rotated[kMaxGroup * kMaxHeadDim];
-            if (kv.k.rotated) {
-                std::copy(qh, qh + per_job * shape.head_dim, rotated);
-                hadamard32_blocks(rotated, per_job * shape.head_dim);
-                qh = rotated;
-            }
-            attend(kv, shape.head_dim, h / group, static_cast<int>(per_job), qh, out + at, first,
+            attend(kv, shape.head_dim, h / group, static_cast<int>(per_job),
+                   queries_for(kv.k, q + at, per_job * shape.head_dim, rotated), out + at, first,
                    positions[t], block_tables[t], scale);
         }
     });
