@@ -109,8 +109,9 @@ void print_model(const std::string& path, const MachinePeaks& peaks, const Roofl
                                tensor_type_name(type), tb.bytes, tb.bits_per_weight());
     fmt::print("  W by type: {}\n", by_type);
     fmt::print("  E_row = {} bytes (one embedding row per token)\n", m.embd_row_bytes);
-    fmt::print("  M_kv = 2*b*L*H_kv*d_h = 2*{:g}*{}*{}*{} = {:g} bytes per cached token ({} KV)\n",
-               b, c.n_layers, c.n_kv_heads, c.head_dim, m.kv_bytes_per_token(b), kv_name);
+    fmt::print(
+        "  M_kv = 2*b*L*H_kv*d_h = 2*{:g}*{}*{}*{} = {:.0f} bytes per cached token ({} KV)\n", b,
+        c.n_layers, c.n_kv_heads, c.head_dim, m.kv_bytes_per_token(b), kv_name);
     fmt::print("formulas, for B sequences of q new tokens after s cached (T = B*q tokens):\n");
     fmt::print("  FLOPs = 2*P_layers*T + 2*P_out*B + B*4*L*H*d_h*(q*s + q(q+1)/2)\n");
     fmt::print("  bytes = W + T*E_row + B*(s+q)*M_kv        AI = FLOPs / bytes\n");
@@ -131,7 +132,7 @@ void print_model(const std::string& path, const MachinePeaks& peaks, const Roofl
         "\nattention alone, q new tokens over s cached ({} KV, b = {:g}, g = H/H_kv = {}):\n",
         kv_name, b, g);
     fmt::print("  FLOPs = 4*L*H*d_h*(q*s + q(q+1)/2), bytes = (s+q)*M_kv\n");
-    fmt::print("  AI = (2g/b) * (q*s + q(q+1)/2)/(s+q) ~ (2g/b) * s*q/(s+q) = {} * s*q/(s+q)\n",
+    fmt::print("  AI = (2g/b) * (q*s + q(q+1)/2)/(s+q) ~ (2g/b) * s*q/(s+q) = {:g} * s*q/(s+q)\n",
                2.0 * static_cast<double>(g) / b);
     fmt::print("  this machine's threshold: fp32 FMA ({}) C/W = {:.1f} FLOPs/byte\n",
                peaks.isa(ComputeKind::Fp32Fma), attn_threshold);
