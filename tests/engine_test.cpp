@@ -191,8 +191,7 @@ TEST_F(EngineTest, PreemptionRecomputesAndMatchesSoloRunsSlow) {
         EngineConfig c = config(8);
         c.prefix_caching = caching;
         // 12 blocks of 16 tokens, while the 8 sequences need about 30 blocks together.
-        c.kv_bytes = 12 * 16 * KvCache::element_bytes(c.kv_type) * 2 * model_->config().n_layers *
-                     model_->config().n_kv_heads * model_->config().head_dim;
+        c.kv_bytes = 12 * KvCache::block_bytes(model_->kv_shape(), c.kv_type, 16);
         Engine engine(*model_, *tokenizer_, c);
         ASSERT_EQ(engine.block_pool().n_blocks(), 12);
         auto together = generate_on(engine, kPrompts, n);
@@ -218,8 +217,7 @@ TEST_F(EngineTest, SequencesBeyondMaxSeqsWait) {
 TEST_F(EngineTest, RefusesRequestsLargerThanTheKvCache) {
     EngineConfig c = config(1);
     c.context_length = 4096;
-    c.kv_bytes = 8 * 16 * KvCache::element_bytes(c.kv_type) * 2 * model_->config().n_layers *
-                 model_->config().n_kv_heads * model_->config().head_dim;
+    c.kv_bytes = 8 * KvCache::block_bytes(model_->kv_shape(), c.kv_type, 16);
     Engine engine(*model_, *tokenizer_, c);
     EXPECT_EQ(engine.kv_capacity_tokens(), 128);
     EXPECT_THROW(engine.submit(std::vector<int32_t>(100, 1), greedy(100)), Error);
@@ -320,16 +318,72 @@ TEST_F(EngineTest, RejectsBadRequests) {
     EXPECT_FALSE(engine.has_work());
 }
 
-// Memory accounting: the pool holds exactly M_kv = 2 * b * B * L * H_kv * s * d_h bytes.
+// Memory accounting: the pool holds exactly M_kv = 2 * b * B * L * H_kv * s * d_h bytes, b in
+// 32nds of a byte: 64 (f16), 128 (f32), 34 (q8_0: 32 bytes and an f16 scale per 32 values),
+// 18 (q4_0); keys and values of different types take (b_k + b_v) / 2.
 TEST_F(EngineTest, KvCacheSizeMatchesTheFormula) {
     const ModelConfig& c = model_->config();
-    for (TensorType type : {TensorType::F16, TensorType::F32}) {
+    struct Case {
+        KvTypes types;
+        int64_t b32;
+    };
+    for (Case k :
+         {Case{TensorType::F16, 64}, Case{TensorType::F32, 128}, Case{TensorType::Q8_0, 34},
+          Case{TensorType::Q4_0, 18}, Case{{TensorType::Q8_0, TensorType::Q4_0}, 26}}) {
         EngineConfig cfg = config(4);
-        cfg.kv_type = type;
+        cfg.kv_type = k.types;
         Engine engine(*model_, *tokenizer_, cfg);
-        const int64_t b = type == TensorType::F16 ? 2 : 4, B = 4, s = 512;
+        const int64_t B = 4, s = 512;
         EXPECT_EQ(engine.kv_cache().bytes(),
-                  size_t(2 * b * B * c.n_layers * c.n_kv_heads * s * c.head_dim));
+                  size_t(2 * k.b32 * B * c.n_layers * c.n_kv_heads * s * c.head_dim / 32))
+            << kv_types_name(k.types);
+        EXPECT_EQ(kv_bytes_per_element(k.types) * 32, static_cast<double>(k.b32));
+    }
+}
+
+// Every quantized KV type through the engine: batched sequences, chunked prefill, prefix-cache
+// hits and preemption give each sequence the tokens it gets alone with the same KV type (each
+// token's keys and values are quantized once, the same way whatever else runs), and the
+// greedy answers stay sensible.
+TEST_F(EngineTest, QuantizedKvCacheMatchesSoloRunsSlow) {
+    const int64_t n = 12;
+    const std::vector<std::string> prompts(kPrompts.begin(), kPrompts.begin() + 6);
+    for (KvTypes types : {KvTypes{TensorType::Q8_0}, KvTypes{TensorType::Q4_0},
+                          KvTypes{TensorType::Q8_0, TensorType::Q4_0}}) {
+        const std::string name = kv_types_name(types);
+        auto run = [&](const std::vector<std::string>& batch, int64_t blocks, bool caching,
+                       int64_t batch_tokens) {
+            EngineConfig c = config(static_cast<int64_t>(batch.size()), batch_tokens);
+            c.kv_type = types;
+            c.prefix_caching = caching;
+            if (blocks > 0)
+                c.kv_bytes = blocks * KvCache::block_bytes(model_->kv_shape(), types, 16);
+            Engine engine(*model_, *tokenizer_, c);
+            auto out = generate_on(engine, batch, n);
+            EXPECT_EQ(engine.block_pool().n_used(), 0) << name;
+            if (blocks > 0) {
+                EXPECT_GT(engine.scheduler().stats().preemptions, 0) << name;
+            }
+            return out;
+        };
+        std::vector<std::vector<int32_t>> solo;
+        for (const std::string& p : prompts) solo.push_back(run({p}, 0, true, 512)[0]);
+        const auto together = run(prompts, 0, true, 512), chunked = run(prompts, 0, true, 8),
+                   preempted = run(prompts, 8, false, 512);
+        for (size_t i = 0; i < prompts.size(); ++i) {
+            EXPECT_EQ(together[i], solo[i]) << name << " prompt " << i;
+            EXPECT_EQ(chunked[i], solo[i]) << name << " chunked prompt " << i;
+            EXPECT_EQ(preempted[i], solo[i]) << name << " preempted prompt " << i;
+        }
+        // Prefix-cache hits: the shared system prompt's blocks come from the cache.
+        const std::vector<std::string> shared = shared_prefix_prompts();
+        EngineConfig c = config(4);
+        c.kv_type = types;
+        Engine engine(*model_, *tokenizer_, c);
+        const auto first = generate_on(engine, {shared[0]}, n)[0];
+        const auto again = generate_on(engine, {shared[0]}, n)[0];
+        EXPECT_EQ(again, first) << name;
+        EXPECT_GT(engine.scheduler().stats().prefix_hits, 0) << name;
     }
 }
 

@@ -22,11 +22,16 @@ size_t allocated_bytes(const RunState& s) {
 TEST(MemoryPlan, MatchesWhatTheEngineAllocates) {
     auto model = Model::load(test::default_model_path());
     auto tokenizer = Tokenizer::from_gguf(model->file());
-    for (auto [ctx, seqs, batch, kv_mem] :
-         {std::tuple<int64_t, int64_t, int64_t, size_t>{512, 1, 64, 0},
-          {1000, 3, 512, 0},
-          {256, 8, 17, 5u << 20}}) {
+    for (auto [ctx, seqs, batch, kv_mem, types] :
+         {std::tuple<int64_t, int64_t, int64_t, size_t, KvTypes>{512, 1, 64, 0, TensorType::F16},
+          {1000, 3, 512, 0, TensorType::F16},
+          {256, 8, 17, 5u << 20, TensorType::F16},
+          {1000, 3, 512, 0, TensorType::Q8_0},
+          {700, 2, 64, 0, TensorType::Q4_0},
+          {256, 8, 17, 5u << 20, TensorType::Q4_0},
+          {300, 2, 32, 0, KvTypes{TensorType::Q8_0, TensorType::F16}}}) {
         EngineConfig c;
+        c.kv_type = types;
         c.threads = 1;
         c.context_length = ctx;
         c.max_sequences = seqs;
@@ -38,6 +43,27 @@ TEST(MemoryPlan, MatchesWhatTheEngineAllocates) {
         EXPECT_EQ(p.run_state_bytes, allocated_bytes(RunState(model->config(), batch, batch)));
         EXPECT_EQ(p.weight_bytes, model->file().file_size());
         EXPECT_EQ(p.total_bytes(), p.weight_bytes + p.kv_bytes + p.run_state_bytes);
+    }
+}
+
+// The sequences that fit in a budget: the most whose plan fits beside the weights and the run
+// state; one byte less than that plan holds one sequence fewer.
+TEST(MemoryPlan, CountsTheSequencesThatFit) {
+    auto model = Model::load(test::default_model_path());
+    const ModelConfig& mc = model->config();
+    const size_t file = model->file().file_size();
+    for (KvTypes types : {KvTypes{TensorType::F16}, KvTypes{TensorType::Q8_0},
+                          KvTypes{TensorType::Q4_0}, KvTypes{TensorType::F32, TensorType::Q4_0}}) {
+        EngineConfig c;
+        c.context_length = 1000;
+        c.kv_type = types;
+        for (int64_t seqs : {1, 5, 37}) {
+            c.max_sequences = seqs;
+            const size_t total = plan_memory(mc, file, c).total_bytes();
+            EXPECT_EQ(sequences_that_fit(mc, file, c, total), seqs) << kv_types_name(types);
+            EXPECT_EQ(sequences_that_fit(mc, file, c, total - 1), seqs - 1);
+        }
+        EXPECT_EQ(sequences_that_fit(mc, file, c, file), 0);
     }
 }
 

@@ -140,9 +140,11 @@ TEST(ModelOps, SlidingWindowAttentionMatchesDirectSoftmax) {
                     }
                 }
             const bool f16 = type == TensorType::F16;
-            PagedKvLayer layer{f16 ? static_cast<const void*>(k16.data()) : k32.data(),
-                               f16 ? static_cast<const void*>(v16.data()) : v32.data(), type,
-                               slot_elems, bs};
+            const int64_t eb = f16 ? 2 : 4;
+            auto bytes = [&](const auto& v) { return reinterpret_cast<const uint8_t*>(v.data()); };
+            PagedKvLayer layer{{f16 ? bytes(k16) : bytes(k32), type, slot_elems * eb, d * eb},
+                               {f16 ? bytes(v16) : bytes(v32), type, slot_elems * eb, d * eb},
+                               bs};
             ThreadPool pool(2);
             for (Isa isa : test::supported_isas()) {
                 test::ScopedIsaCap cap(isa);

@@ -200,8 +200,7 @@ TEST_F(SpecEngineTest, PreemptionAndCancellationMidSpeculationSlow) {
     for (const std::string& prompt : kPrompts)
         plain.push_back(generate(config(1, 0), {prompt}, p).tokens[0]);
     EngineConfig c = config(static_cast<int64_t>(kPrompts.size()), 4);
-    c.kv_bytes = 10 * 16 * KvCache::element_bytes(c.kv_type) * 2 * model_->config().n_layers *
-                 model_->config().n_kv_heads * model_->config().head_dim;
+    c.kv_bytes = 10 * KvCache::block_bytes(model_->kv_shape(), c.kv_type, 16);
     Engine engine(*model_, *tokenizer_, c);
     ASSERT_EQ(engine.block_pool().n_blocks(), 10);
     std::map<int64_t, size_t> index;

@@ -30,7 +30,7 @@ namespace {
 struct BenchCliOptions {
     std::string model;
     BenchOptions bench;
-    std::string kv_type = "f16";
+    KvTypeOptions kv_type;
     std::string output = "table";
     double peak_gbs = 0;
     double peak_gflops = 0;
@@ -112,7 +112,7 @@ void run(BenchCliOptions o) {
     uint64_t n_params = 0, size = 0;
     for (const GgufTensor& t : file.tensors()) n_params += t.n_elements, size += t.n_bytes;
     const TensorType wtype = main_weight_type(file);
-    o.bench.kv_type = o.kv_type == "f32" ? TensorType::F32 : TensorType::F16;
+    o.bench.kv_type = o.kv_type.types();
     const int threads = o.bench.threads > 0 ? o.bench.threads : ThreadPool::default_threads();
     o.bench.threads = threads;
     o.bench.speculation = o.spec.config();
@@ -142,7 +142,7 @@ void run(BenchCliOptions o) {
                 {"model_size", size},
                 {"model_n_params", n_params},
                 {"n_threads", threads},
-                {"type_kv", o.kv_type},
+                {"type_kv", kv_types_name(o.bench.kv_type)},
                 {"isa", isa_name(active_isa())},
                 {"bf16_kernel", wtype == TensorType::BF16
                                     ? nlohmann::ordered_json(bf16_kernel_name())
@@ -236,9 +236,7 @@ void add_bench_command(CLI::App& app) {
                     "Prompt tokens per sequence before batched generation")
         ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
         ->capture_default_str();
-    cmd->add_option("--kv-type", o->kv_type, "KV-cache element type: f16 or f32")
-        ->check(CLI::IsMember({"f16", "f32"}))
-        ->capture_default_str();
+    o->kv_type.add_to(*cmd);
     cmd->add_option("--peak-gbs", o->peak_gbs,
                     "This machine's read bandwidth in GB/s (skips measuring it)")
         ->check(finite_number() & CLI::PositiveNumber);

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "gguf/gguf_file.h"
+#include "kv/kv_cache.h"
 #include "model/model_config.h"
 
 namespace kite::cli {
@@ -72,10 +73,19 @@ void print_info(const std::string& path, bool show_metadata) {
                file->find("tokenizer.chat_template") ? "present" : "absent");
     fmt::print("KV cache/token:  M_kv = 2 * b * L * H_kv * d_h = 2 * b * {} * {} * {}\n",
                c.n_layers, c.n_kv_heads, c.head_dim);
-    for (auto [label, b] : {std::pair{"f32", 4}, {"f16", 2}, {"int8", 1}})
-        fmt::print("  {:<5} {:>8} bytes/token  ({} for the full {}-token context)\n", label,
-                   c.kv_bytes_per_token(b), human_bytes(c.kv_bytes_per_token(b) * c.n_ctx_train),
-                   c.n_ctx_train);
+    // Each KV type at its real bytes: the block formats' f16 scales included.
+    const KvCacheShape shape{c.n_layers, c.n_kv_heads, c.head_dim};
+    for (const KvTypeInfo& t : kv_types()) {
+        if (c.head_dim % t.block_values != 0) {
+            fmt::print("  {:<5} (needs a head dim that is a multiple of {})\n", t.name,
+                       t.block_values);
+            continue;
+        }
+        const size_t per_token = KvCache::bytes_per_token(shape, t.type);
+        fmt::print("  {:<5} {:>8} bytes/token  (b = {:g}; {} for the full {}-token context)\n",
+                   t.name, per_token, kv_bytes_per_element(t.type),
+                   human_bytes(per_token * static_cast<size_t>(c.n_ctx_train)), c.n_ctx_train);
+    }
     if (show_metadata) {
         fmt::print("metadata:\n");
         for (const auto& [key, value] : file->metadata()) {

@@ -27,7 +27,7 @@ struct RooflineOptions {
     std::string model;
     int threads = 0;
     int64_t context = 1024;
-    std::string kv_type = "f16";
+    KvTypeOptions kv_type;
     std::string bandwidth_size = "1G";
     std::string isa;  // --isa: empty for the default level
 };
@@ -89,7 +89,9 @@ void print_model(const std::string& path, const MachinePeaks& peaks, const Roofl
     const ModelConfig c = read_model_config(*file);
     const ModelCost m = model_cost(*file, c);
     const TensorType wtype = main_weight_type(*file);
-    const int64_t b = o.kv_type == "f32" ? 4 : 2;
+    const KvTypes kv = o.kv_type.types();
+    const double b = kv_bytes_per_element(kv);
+    const std::string kv_name = kv_types_name(kv);
     const ComputeKind kind = compute_kind_for(wtype, active_isa());
     const double matmul_threshold = peaks.gflops(kind) / peaks.read_gbs;
     const double attn_threshold = peaks.gflops(ComputeKind::Fp32Fma) / peaks.read_gbs;
@@ -107,8 +109,9 @@ void print_model(const std::string& path, const MachinePeaks& peaks, const Roofl
                                tensor_type_name(type), tb.bytes, tb.bits_per_weight());
     fmt::print("  W by type: {}\n", by_type);
     fmt::print("  E_row = {} bytes (one embedding row per token)\n", m.embd_row_bytes);
-    fmt::print("  M_kv = 2*b*L*H_kv*d_h = 2*{}*{}*{}*{} = {} bytes per cached token ({} KV)\n", b,
-               c.n_layers, c.n_kv_heads, c.head_dim, m.kv_bytes_per_token(b), o.kv_type);
+    fmt::print(
+        "  M_kv = 2*b*L*H_kv*d_h = 2*{:g}*{}*{}*{} = {:.0f} bytes per cached token ({} KV)\n", b,
+        c.n_layers, c.n_kv_heads, c.head_dim, m.kv_bytes_per_token(b), kv_name);
     fmt::print("formulas, for B sequences of q new tokens after s cached (T = B*q tokens):\n");
     fmt::print("  FLOPs = 2*P_layers*T + 2*P_out*B + B*4*L*H*d_h*(q*s + q(q+1)/2)\n");
     fmt::print("  bytes = W + T*E_row + B*(s+q)*M_kv        AI = FLOPs / bytes\n");
@@ -125,11 +128,12 @@ void print_model(const std::string& path, const MachinePeaks& peaks, const Roofl
                    m.pass(batch, 1, o.context, b) / static_cast<double>(batch), matmul_threshold);
 
     const int64_t g = c.n_heads / c.n_kv_heads;
-    fmt::print("\nattention alone, q new tokens over s cached ({} KV, b = {}, g = H/H_kv = {}):\n",
-               o.kv_type, b, g);
+    fmt::print(
+        "\nattention alone, q new tokens over s cached ({} KV, b = {:g}, g = H/H_kv = {}):\n",
+        kv_name, b, g);
     fmt::print("  FLOPs = 4*L*H*d_h*(q*s + q(q+1)/2), bytes = (s+q)*M_kv\n");
-    fmt::print("  AI = (2g/b) * (q*s + q(q+1)/2)/(s+q) ~ (2g/b) * s*q/(s+q) = {} * s*q/(s+q)\n",
-               2.0 * static_cast<double>(g) / static_cast<double>(b));
+    fmt::print("  AI = (2g/b) * (q*s + q(q+1)/2)/(s+q) ~ (2g/b) * s*q/(s+q) = {:g} * s*q/(s+q)\n",
+               2.0 * static_cast<double>(g) / b);
     fmt::print("  this machine's threshold: fp32 FMA ({}) C/W = {:.1f} FLOPs/byte\n",
                peaks.isa(ComputeKind::Fp32Fma), attn_threshold);
     print_header("attention");
@@ -195,9 +199,7 @@ void add_roofline_command(CLI::App& app) {
     cmd->add_option("-c,--ctx", o->context, "Cached tokens per sequence in the decode rows")
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 24))
         ->capture_default_str();
-    cmd->add_option("--kv-type", o->kv_type, "KV-cache element type: f16 or f32")
-        ->check(CLI::IsMember({"f16", "f32"}))
-        ->capture_default_str();
+    o->kv_type.add_to(*cmd);
     cmd->add_option("--bw-size", o->bandwidth_size, "Buffer the bandwidth test reads, e.g. 1G")
         ->check(size_value())
         ->capture_default_str();

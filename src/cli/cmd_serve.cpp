@@ -38,9 +38,6 @@ struct ServeOptions {
     double read_timeout_s = 10;
 };
 
-// Without --kv-mem: room for max_seqs full contexts, but at most 1 GiB.
-constexpr size_t kDefaultKvCap = size_t{1} << 30;
-
 void serve(const ServeOptions& o) {
     // Signals go to one thread that stops the server; every other thread (the engine's
     // thread pool included, so before it starts) blocks them.
@@ -58,18 +55,8 @@ void serve(const ServeOptions& o) {
     }
 
     LoadedModel m = load_model(o.engine.model);
-    EngineConfig config = o.engine.engine_config(o.max_seqs);
+    EngineConfig config = o.engine.serve_config(m.model->config(), o.max_seqs);
     config.prefix_caching = !o.no_prefix_caching;
-    if (config.kv_bytes == 0) {
-        const KvCacheShape shape = m.model->kv_shape();
-        const int64_t ctx =
-            config.context_length > 0 ? config.context_length : m.model->config().n_ctx_train;
-        const size_t per_token =
-            KvCache::element_bytes(config.kv_type) * 2 *
-            static_cast<size_t>(shape.n_layers * shape.n_kv_heads * shape.head_dim);
-        config.kv_bytes =
-            std::min(per_token * static_cast<size_t>(ctx * o.max_seqs), kDefaultKvCap);
-    }
     Engine engine(*m.model, *m.tokenizer, config);
 
     std::unique_ptr<ChatTemplate> chat_template;
@@ -110,11 +97,11 @@ void serve(const ServeOptions& o) {
         worker.stop();  // running requests end at once: an error event and [DONE], or 503
     });
     fmt::print(stderr,
-               "kite serve: model '{}', {} threads, context {}, KV cache {} tokens ({:.0f} MiB), "
-               "max {} sequences, prefix caching {}\n",
+               "kite serve: model '{}', {} threads, context {}, KV cache {} tokens ({} bytes, "
+               "{:.0f} MiB, {}), max {} sequences, prefix caching {}\n",
                served.id, engine.threads(), engine.context_length(), engine.kv_capacity_tokens(),
-               engine.kv_cache().bytes() / 1048576.0, o.max_seqs,
-               config.prefix_caching ? "on" : "off");
+               engine.kv_cache().bytes(), engine.kv_cache().bytes() / 1048576.0,
+               kv_types_name(config.kv_type), o.max_seqs, config.prefix_caching ? "on" : "off");
     fmt::print(stderr, "kite serve: listening on http://{}:{}\n", o.host, port);
     std::fflush(stderr);
     http.serve();

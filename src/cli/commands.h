@@ -16,6 +16,7 @@ void add_quantize_command(CLI::App& app);
 void add_roofline_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
 void add_template_command(CLI::App& app);
 void add_models_command(CLI::App& app);
 

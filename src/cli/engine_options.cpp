@@ -1,5 +1,6 @@
 #include "cli/engine_options.h"
 
+#include <algorithm>
 #include <cctype>
 #include <random>
 
@@ -15,9 +16,7 @@ void EngineOptions::add_to(CLI::App& cmd) {
         ->check(CLI::Range(0, 1024));
     cmd.add_option("-c,--ctx-size", context, "Context length in tokens (default: the model's)")
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
-    cmd.add_option("--kv-type", kv_type, "KV-cache element type: f16 or f32")
-        ->check(CLI::IsMember({"f16", "f32"}))
-        ->capture_default_str();
+    kv_type.add_to(cmd);
     cmd.add_option("--kv-mem", kv_mem,
                    "KV-cache memory budget, e.g. 256M (default: from the context)")
         ->check(size_value());
@@ -31,9 +30,21 @@ EngineConfig EngineOptions::engine_config(int64_t max_sequences) const {
     c.threads = threads;
     c.context_length = context;
     c.max_sequences = max_sequences;
-    c.kv_type = kv_type == "f32" ? TensorType::F32 : TensorType::F16;
+    c.kv_type = kv_type.types();
     c.kv_bytes = kv_mem.empty() ? 0 : parse_bytes(kv_mem);
     c.max_batch_tokens = max_batch_tokens;
+    return c;
+}
+
+EngineConfig EngineOptions::serve_config(const ModelConfig& model, int64_t max_sequences) const {
+    constexpr size_t kDefaultKvCap = size_t{1} << 30;
+    EngineConfig c = engine_config(max_sequences);
+    if (c.kv_bytes == 0) {
+        const KvCacheShape shape{model.n_layers, model.n_kv_heads, model.head_dim};
+        const int64_t ctx = c.context_length > 0 ? c.context_length : model.n_ctx_train;
+        const size_t per_token = KvCache::bytes_per_token(shape, c.kv_type);
+        c.kv_bytes = std::min(per_token * static_cast<size_t>(ctx * max_sequences), kDefaultKvCap);
+    }
     return c;
 }
 

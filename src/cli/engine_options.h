@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/kv_type_option.h"
 #include "engine/engine.h"
 #include "engine/generation_params.h"
 #include "model/model.h"
@@ -19,12 +20,15 @@ struct EngineOptions {
     std::string model;
     int threads = 0;
     int64_t context = 0;
-    std::string kv_type = "f16";
+    KvTypeOptions kv_type;
     std::string kv_mem;  // e.g. "512M"; empty: sized from the context
     int64_t max_batch_tokens = 512;
 
     void add_to(CLI::App& cmd);
     EngineConfig engine_config(int64_t max_sequences) const;
+    // What `kite serve` runs with: without --kv-mem, room for max_sequences full contexts but
+    // at most 1 GiB of KV cache. `kite plan` sizes the same configuration.
+    EngineConfig serve_config(const ModelConfig& model, int64_t max_sequences) const;
 };
 
 // Speculative decoding: --spec DRAFTER and --draft-max K.

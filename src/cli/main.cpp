@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
     kite::cli::add_roofline_command(app);
     kite::cli::add_bench_command(app);
     kite::cli::add_serve_command(app);
+    kite::cli::add_plan_command(app);
     kite::cli::add_template_command(app);
     kite::cli::add_models_command(app);
     // CLI11 would only say "a subcommand is required"; name the word it did not know.

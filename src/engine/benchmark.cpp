@@ -138,7 +138,7 @@ std::vector<BenchRow> run_benchmark(const Model& model, const Tokenizer& tokeniz
     for (int64_t b : o.batches)
         if (b < 1 || b > 1024) fail("batch size {} is out of range (1..1024)", b);
     const int64_t n_vocab = model.config().n_vocab;
-    const int64_t kv_b = static_cast<int64_t>(KvCache::element_bytes(o.kv_type));
+    const double kv_b = kv_bytes_per_element(o.kv_type);
     const ModelCost cost = model_cost(model.file(), model.config());
     auto say = [&](const std::string& test) {
         if (progress) progress(test);

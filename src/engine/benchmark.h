@@ -32,7 +32,7 @@ struct BenchOptions {
     int reps = 3;
     int64_t tg_prompt = 1;       // prompt tokens before tgN (llama-bench: none)
     int64_t batch_prompt = 128;  // prompt tokens per sequence before Bx(S+N)
-    TensorType kv_type = TensorType::F16;
+    KvTypes kv_type;
     SpeculationConfig speculation;   // for the generation tests (off by default)
     std::vector<int32_t> tg_tokens;  // tgN's prompt; empty: tg_prompt synthetic tokens
 };

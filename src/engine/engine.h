@@ -37,12 +37,12 @@
 namespace kite {
 
 struct EngineConfig {
-    int threads = 0;             // 0: one per physical core
-    int64_t context_length = 0;  // per sequence; 0: the model's training context
-    int64_t max_sequences = 1;   // running at once (more wait); the KV cache is sized for
-                                 // this many full contexts unless kv_bytes is set
-    size_t kv_bytes = 0;         // KV-cache memory budget; 0: context_length * max_sequences
-    TensorType kv_type = TensorType::F16;
+    int threads = 0;                 // 0: one per physical core
+    int64_t context_length = 0;      // per sequence; 0: the model's training context
+    int64_t max_sequences = 1;       // running at once (more wait); the KV cache is sized for
+                                     // this many full contexts unless kv_bytes is set
+    size_t kv_bytes = 0;             // KV-cache memory budget; 0: context_length * max_sequences
+    KvTypes kv_type;                 // keys and values, f16 by default
     int64_t block_size = 16;         // tokens per KV block
     int64_t max_batch_tokens = 512;  // tokens per forward pass (longer prompts are chunked)
     bool prefix_caching = true;      // reuse cached KV blocks of equal prompt prefixes

@@ -36,9 +36,7 @@ MemoryPlan plan_memory(const ModelConfig& model, size_t model_file_bytes,
     p.context_length = config.context_length > 0 ? config.context_length : model.n_ctx_train;
     p.weight_bytes = model_file_bytes;
     const KvCacheShape shape{model.n_layers, model.n_kv_heads, model.head_dim};
-    const size_t block_bytes =
-        KvCache::element_bytes(config.kv_type) * 2 *
-        static_cast<size_t>(shape.n_layers * shape.n_kv_heads * shape.head_dim * config.block_size);
+    const size_t block_bytes = KvCache::block_bytes(shape, config.kv_type, config.block_size);
     if (config.kv_bytes > 0) {
         p.kv_blocks = static_cast<int64_t>(config.kv_bytes / std::max<size_t>(block_bytes, 1));
     } else {
@@ -48,6 +46,25 @@ MemoryPlan plan_memory(const ModelConfig& model, size_t model_file_bytes,
     p.kv_bytes = static_cast<size_t>(p.kv_blocks) * block_bytes;
     p.run_state_bytes = run_state_bytes(model, config.max_batch_tokens);
     return p;
+}
+
+size_t sequence_kv_bytes(const ModelConfig& model, const EngineConfig& config) {
+    const int64_t context = config.context_length > 0 ? config.context_length : model.n_ctx_train;
+    const int64_t blocks = (context + config.block_size - 1) / config.block_size;
+    const KvCacheShape shape{model.n_layers, model.n_kv_heads, model.head_dim};
+    return static_cast<size_t>(blocks) *
+           KvCache::block_bytes(shape, config.kv_type, config.block_size);
+}
+
+int64_t sequences_that_fit(const ModelConfig& model, size_t model_file_bytes,
+                           const EngineConfig& config, size_t budget) {
+    EngineConfig one = config;
+    one.kv_bytes = 0;
+    one.max_sequences = 1;
+    const MemoryPlan p = plan_memory(model, model_file_bytes, one);
+    const size_t fixed = p.weight_bytes + p.run_state_bytes;
+    if (budget < fixed) return 0;
+    return static_cast<int64_t>((budget - fixed) / sequence_kv_bytes(model, config));
 }
 
 size_t available_memory_bytes() {

@@ -26,6 +26,14 @@ struct MemoryPlan {
 MemoryPlan plan_memory(const ModelConfig& model, size_t model_file_bytes,
                        const EngineConfig& config);
 
+// The KV bytes one sequence of the plan's context takes: whole blocks, as the engine sizes it.
+size_t sequence_kv_bytes(const ModelConfig& model, const EngineConfig& config);
+
+// How many sequences of the context fit in `budget` bytes beside the weights and the run
+// state of one forward pass (the plan of max_sequences 1): 0 when not even one does.
+int64_t sequences_that_fit(const ModelConfig& model, size_t model_file_bytes,
+                           const EngineConfig& config, size_t budget);
+
 // Bytes the process may still allocate: MemAvailable, capped by a cgroup memory limit;
 // SIZE_MAX when neither can be read.
 size_t available_memory_bytes();

@@ -16,7 +16,7 @@ struct PerplexityOptions {
     int64_t n_ctx = 512;
     int64_t n_batch = 512;  // tokens per forward pass within a window
     int32_t bos = -1;       // if >= 0, each window's first token is replaced by it
-    TensorType kv_type = TensorType::F16;
+    KvTypes kv_type;
     int64_t max_windows = -1;  // score only the first windows of the text (< 0: all)
 };
 

@@ -4,22 +4,19 @@
 #include <cmath>
 #include <limits>
 
+#include "core/error.h"
 #include "kernels/attention_kernels.h"
 #include "kernels/isa.h"
-#include "quant/fp16.h"
+#include "quant/convert.h"
+#include "quant/hadamard.h"
 
 namespace kite {
 
 namespace {
 
-void load_row(const void* base, TensorType type, int64_t offset, int64_t n, float* dst) {
-    if (type == TensorType::F16) {
-        auto* src = static_cast<const uint16_t*>(base) + offset;
-        for (int64_t i = 0; i < n; ++i) dst[i] = f16_to_f32(src[i]);
-    } else {
-        auto* src = static_cast<const float*>(base) + offset;
-        for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
-    }
+// The scalar reference reads every type through the row conversions of quant/convert.h.
+void load_row(const PagedKvRows& rows, int64_t slot, int64_t kv_head, int64_t n, float* dst) {
+    dequantize_row(rows.type, rows.row(slot, kv_head), dst, static_cast<size_t>(n));
 }
 
 // One query head over positions first..last. Online softmax: keep the running maximum m, the
@@ -31,12 +28,11 @@ void attend_head(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, cons
     for (int64_t p = first; p <= last; ++p) {
         const int64_t slot =
             int64_t{block_table[p / kv.block_size]} * kv.block_size + p % kv.block_size;
-        const int64_t offset = slot * kv.slot_elements + kv_head * head_dim;
-        load_row(kv.k, kv.type, offset, head_dim, k);
+        load_row(kv.k, slot, kv_head, head_dim, k);
         float score = 0.0f;
         for (int64_t i = 0; i < head_dim; ++i) score += q[i] * k[i];
         score *= scale;
-        load_row(kv.v, kv.type, offset, head_dim, v);
+        load_row(kv.v, slot, kv_head, head_dim, v);
         if (score > max_score) {
             const float correction = std::exp(max_score - score);
             for (int64_t i = 0; i < head_dim; ++i) acc[i] *= correction;
@@ -73,7 +69,21 @@ AttendHeadsFn choose_kernel(int64_t head_dim, int64_t block_size) {
     return attend_heads_scalar;
 }
 
+// The n query values as the keys are stored: rotated into `buffer` when the keys are.
+const float* queries_for(const PagedKvRows& keys, const float* q, int64_t n, float* buffer) {
+    if (!keys.rotated) return q;
+    std::copy(q, q + n, buffer);
+    hadamard32_blocks(buffer, n);
+    return buffer;
+}
+
 }  // namespace
+
+size_t kv_element_index(TensorType type) {
+    for (size_t i = 0; i < kKvElementTypeCount; ++i)
+        if (kKvElementTypes[i] == type) return i;
+    fail("attention cannot read a {} KV cache", tensor_type_name(type));
+}
 
 void paged_attention(const PagedKvLayer& kv, const AttentionShape& shape, const float* q,
                      float* out, int64_t n_tokens, const int64_t* positions,
@@ -93,8 +103,10 @@ void paged_attention(const PagedKvLayer& kv, const AttentionShape& shape, const 
             const int64_t at = t * width + h * shape.head_dim;
             const int64_t first =
                 shape.window > 0 ? std::max<int64_t>(0, positions[t] - shape.window + 1) : 0;
-            attend(kv, shape.head_dim, h / group, static_cast<int>(per_job), q + at, out + at,
-                   first, positions[t], block_tables[t], scale);
+            float rotated[kMaxGroup * kMaxHeadDim];
+            attend(kv, shape.head_dim, h / group, static_cast<int>(per_job),
+                   queries_for(kv.k, q + at, per_job * shape.head_dim, rotated), out + at, first,
+                   positions[t], block_tables[t], scale);
         }
     });
 }

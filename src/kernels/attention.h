@@ -9,13 +9,26 @@
 
 namespace kite {
 
-// One layer's keys and values: slot s of K starts at k + s * slot_elements (same for V),
-// holding n_kv_heads * head_dim elements of `type` (F32 or F16).
-struct PagedKvLayer {
-    const void* k = nullptr;
-    const void* v = nullptr;
+// One layer's keys (or values): the row of KV head h in slot s starts at
+// data + s * slot_bytes + h * head_bytes and holds head_dim values of `type`: F32, F16, or
+// ggml's Q8_0 / Q4_0 blocks of 32 values along the head dimension (quant/blocks.h).
+struct PagedKvRows {
+    const uint8_t* data = nullptr;
     TensorType type = TensorType::F32;
-    int64_t slot_elements = 0;
+    int64_t slot_bytes = 0;
+    int64_t head_bytes = 0;
+    // Keys stored rotated by hadamard32_blocks (quant/hadamard.h): attention rotates the
+    // queries the same way, which leaves every q . k as it was.
+    bool rotated = false;
+
+    const uint8_t* row(int64_t slot, int64_t kv_head) const {
+        return data + slot * slot_bytes + kv_head * head_bytes;
+    }
+};
+
+// Keys and values may have different types.
+struct PagedKvLayer {
+    PagedKvRows k, v;
     int64_t block_size = 0;
 };
 

@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 #include "kernels/exp_avx2.h"
+#include "quant/blocks.h"
 
 namespace kite {
 
@@ -20,12 +22,36 @@ namespace {
 // Up to kMaxHeadDim / 8 vectors of 8 floats.
 constexpr int kMaxVecs = kMaxHeadDim / 8;
 
-KITE_AVX2 inline __m256 load8(const void* base, TensorType type, int64_t offset) {
-    if (type == TensorType::F16)
-        return _mm256_cvtph_ps(_mm_loadu_si128(
-            reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(base) + offset)));
-    return _mm256_loadu_ps(static_cast<const float*>(base) + offset);
+// Loaders: values 8 i .. 8 i + 7 of one head's row, as floats, one function per KV type.
+// The block formats are converted in registers: no dequantized copy of the cache exists.
+KITE_AVX2 inline __m256 load8_f32(const uint8_t* row, int i) {
+    return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + 8 * i);
 }
+
+KITE_AVX2 inline __m256 load8_f16(const uint8_t* row, int i) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row) + i));
+}
+
+// A Q8_0 block is four loads: values d * q for 8 of its 32 signed bytes each.
+KITE_AVX2 inline __m256 load8_q8_0(const uint8_t* row, int i) {
+    const auto* b = reinterpret_cast<const BlockQ8_0*>(row) + i / 4;
+    const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b->qs + 8 * (i % 4)));
+    return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)),
+                         _mm256_set1_ps(_cvtsh_ss(b->d)));
+}
+
+// Q4_0 byte j holds value j in its low nibble and value j + 16 in its high one: values
+// 0-7 and 8-15 are the low nibbles of bytes 0-7 and 8-15, values 16-31 their high nibbles.
+KITE_AVX2 inline __m256 load8_q4_0(const uint8_t* row, int i) {
+    const auto* b = reinterpret_cast<const BlockQ4_0*>(row) + i / 4;
+    __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b->qs + 8 * (i % 2)));
+    if (i % 4 >= 2) q = _mm_srli_epi16(q, 4);
+    q = _mm_and_si128(q, _mm_set1_epi8(0x0f));
+    const __m256i centred = _mm256_sub_epi32(_mm256_cvtepu8_epi32(q), _mm256_set1_epi32(8));
+    return _mm256_mul_ps(_mm256_cvtepi32_ps(centred), _mm256_set1_ps(_cvtsh_ss(b->d)));
+}
+
+using Load8 = __m256 (*)(const uint8_t* row, int i);
 
 // All bits set in lanes 0..n-1.
 KITE_AVX2 inline __m256 first_lanes(int64_t n) {
@@ -69,19 +95,20 @@ constexpr int kSliceVecs = 4;
 constexpr int kValueHeads = 3;
 
 // acc[h][i] += sum over the block's positions j of w[h][j] * V[j][8 i..8 i + 7] for NQ heads
-// and the NV vectors from `first` (a value row's offset plus 8 * i): sizes known at compile
-// time keep the sums in registers for the whole block.
-template <int NV, int NQ>
-KITE_AVX2 void add_values_slice(const PagedKvLayer& kv, int64_t first, int64_t n,
-                                const float (*w)[kMaxKernelBlock], __m256* const* acc) {
+// and the NV vectors from vector `first` of the value rows from slot `base` on: sizes known at
+// compile time keep the sums in registers for the whole block.
+template <Load8 Load, int NV, int NQ>
+KITE_AVX2 void add_values_slice(const PagedKvRows& v, int64_t kv_head, int64_t base, int first,
+                                int64_t n, const float (*w)[kMaxKernelBlock], __m256* const* acc) {
     __m256 sum[NQ][NV];
     for (int h = 0; h < NQ; ++h)
         for (int i = 0; i < NV; ++i) sum[h][i] = acc[h][i];
     for (int64_t j = 0; j < n; ++j) {
+        const uint8_t* src = v.row(base + j, kv_head);
         __m256 wv[NQ];
         for (int h = 0; h < NQ; ++h) wv[h] = _mm256_broadcast_ss(&w[h][j]);
         for (int i = 0; i < NV; ++i) {
-            const __m256 row = load8(kv.v, kv.type, first + j * kv.slot_elements + 8 * i);
+            const __m256 row = Load(src, first + i);
             for (int h = 0; h < NQ; ++h) sum[h][i] = _mm256_fmadd_ps(wv[h], row, sum[h][i]);
         }
     }
@@ -91,22 +118,73 @@ KITE_AVX2 void add_values_slice(const PagedKvLayer& kv, int64_t first, int64_t n
 
 // The same over whole heads of n_vecs vectors, n_q <= kValueHeads heads at once: every
 // head_dim that is a multiple of 8 is whole slices plus one shorter slice.
-KITE_AVX2 void add_values(const PagedKvLayer& kv, int64_t first, int64_t n, int n_vecs, int n_q,
-                          const float (*w)[kMaxKernelBlock], __m256 (*acc)[kMaxVecs]) {
-    using Fn = void (*)(const PagedKvLayer&, int64_t, int64_t, const float(*)[kMaxKernelBlock],
-                        __m256* const*);
+template <Load8 Load>
+KITE_AVX2 void add_values(const PagedKvRows& v, int64_t kv_head, int64_t base, int64_t n,
+                          int n_vecs, int n_q, const float (*w)[kMaxKernelBlock],
+                          __m256 (*acc)[kMaxVecs]) {
+    using Fn = void (*)(const PagedKvRows&, int64_t, int64_t, int, int64_t,
+                        const float(*)[kMaxKernelBlock], __m256* const*);
     static constexpr Fn kSlice[kSliceVecs][kValueHeads] = {
-        {add_values_slice<1, 1>, add_values_slice<1, 2>, add_values_slice<1, 3>},
-        {add_values_slice<2, 1>, add_values_slice<2, 2>, add_values_slice<2, 3>},
-        {add_values_slice<3, 1>, add_values_slice<3, 2>, add_values_slice<3, 3>},
-        {add_values_slice<4, 1>, add_values_slice<4, 2>, add_values_slice<4, 3>}};
+        {add_values_slice<Load, 1, 1>, add_values_slice<Load, 1, 2>, add_values_slice<Load, 1, 3>},
+        {add_values_slice<Load, 2, 1>, add_values_slice<Load, 2, 2>, add_values_slice<Load, 2, 3>},
+        {add_values_slice<Load, 3, 1>, add_values_slice<Load, 3, 2>, add_values_slice<Load, 3, 3>},
+        {add_values_slice<Load, 4, 1>, add_values_slice<Load, 4, 2>, add_values_slice<Load, 4, 3>}};
     for (int i = 0; i < n_vecs; i += kSliceVecs) {
         __m256* slice[kValueHeads];
         for (int h = 0; h < n_q; ++h) slice[h] = acc[h] + i;
         const int nv = std::min(kSliceVecs, n_vecs - i);
-        kSlice[nv - 1][n_q - 1](kv, first + 8 * i, n, w, slice);
+        kSlice[nv - 1][n_q - 1](v, kv_head, base, i, n, w, slice);
     }
 }
+
+// scores[h][j] = qv[h] . K[base + j] for the n positions of a block, 8 at a time, each head's
+// 8 products summed across lanes together. Past the block's end the first key stands in and
+// the score is masked to -inf. F32 keys are read where they are; other types are converted
+// once for all heads.
+template <Load8 Load>
+KITE_AVX2 void score_block(const PagedKvRows& k, int64_t kv_head, int64_t base, int64_t n,
+                           int n_vecs, int n_q, const __m256 (*qv)[kMaxVecs],
+                           float (*scores)[kMaxKernelBlock]) {
+    alignas(32) float converted[8][kMaxHeadDim];
+    const __m256 minus_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+    for (int64_t j0 = 0; j0 < n; j0 += 8) {
+        const int64_t m = std::min<int64_t>(8, n - j0);
+        const float* keys[8];
+        for (int64_t j = 0; j < m; ++j) {
+            const uint8_t* src = k.row(base + j0 + j, kv_head);
+            if constexpr (Load == load8_f32) {
+                keys[j] = reinterpret_cast<const float*>(src);
+            } else {
+                for (int i = 0; i < n_vecs; ++i)
+                    _mm256_store_ps(converted[j] + 8 * i, Load(src, i));
+                keys[j] = converted[j];
+            }
+        }
+        for (int64_t j = m; j < 8; ++j) keys[j] = keys[0];
+        for (int h = 0; h < n_q; ++h) {
+            __m256 dot[8];
+            for (int j = 0; j < 8; ++j) dot[j] = _mm256_mul_ps(qv[h][0], _mm256_loadu_ps(keys[j]));
+            for (int i = 1; i < n_vecs; ++i)
+                for (int j = 0; j < 8; ++j)
+                    dot[j] = _mm256_fmadd_ps(qv[h][i], _mm256_loadu_ps(keys[j] + 8 * i), dot[j]);
+            _mm256_storeu_ps(scores[h] + j0,
+                             _mm256_blendv_ps(minus_inf, sum_lanes8(dot), first_lanes(m)));
+        }
+    }
+}
+
+// One row per KV type, in kKvElementTypes' order: how its keys are scored and its values added.
+struct Loaders {
+    decltype(&score_block<load8_f32>) score;
+    decltype(&add_values<load8_f32>) add_values;
+};
+constexpr Loaders kLoaders[] = {
+    {score_block<load8_f32>, add_values<load8_f32>},
+    {score_block<load8_f16>, add_values<load8_f16>},
+    {score_block<load8_q8_0>, add_values<load8_q8_0>},
+    {score_block<load8_q4_0>, add_values<load8_q4_0>},
+};
+static_assert(std::size(kLoaders) == kKvElementTypeCount);
 
 }  // namespace
 
@@ -120,8 +198,8 @@ KITE_AVX2 void attend_heads_avx2(const PagedKvLayer& kv, int64_t head_dim, int64
     __m256 qv[kMaxGroup][kMaxVecs], acc[kMaxGroup][kMaxVecs];
     float max_score[kMaxGroup], sum[kMaxGroup];
     float scores[kMaxGroup][kMaxKernelBlock];
-    // F16 keys converted once for all heads; F32 keys are read where they are.
-    alignas(32) float converted[8][kMaxHeadDim];
+    const auto score = kLoaders[kv_element_index(kv.k.type)].score;
+    const auto add = kLoaders[kv_element_index(kv.v.type)].add_values;
     for (int h = 0; h < n_q; ++h) {
         for (int i = 0; i < n_vecs; ++i) {
             qv[h][i] =
@@ -131,41 +209,13 @@ KITE_AVX2 void attend_heads_avx2(const PagedKvLayer& kv, int64_t head_dim, int64
         max_score[h] = -std::numeric_limits<float>::infinity();
         sum[h] = 0.0f;
     }
-    const __m256 minus_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
     const int64_t bs = kv.block_size;
     // Blocks from the one holding `first`; the first and the last may be partial.
     for (int64_t start = first, end; start <= last; start = end) {
         end = std::min((start / bs + 1) * bs, last + 1);
         const int64_t n = end - start;
         const int64_t base = int64_t{block_table[start / bs]} * bs + start % bs;
-        // Scores 8 positions at a time, each head's 8 products summed across lanes together.
-        // Past the block's end the first key stands in and the score is masked to -inf.
-        for (int64_t j0 = 0; j0 < n; j0 += 8) {
-            const int64_t m = std::min<int64_t>(8, n - j0);
-            const float* keys[8];
-            for (int64_t j = 0; j < m; ++j) {
-                const int64_t offset = (base + j0 + j) * kv.slot_elements + kv_head * head_dim;
-                if (kv.type == TensorType::F16) {
-                    for (int i = 0; i < n_vecs; ++i)
-                        _mm256_store_ps(converted[j] + 8 * i, load8(kv.k, kv.type, offset + 8 * i));
-                    keys[j] = converted[j];
-                } else {
-                    keys[j] = static_cast<const float*>(kv.k) + offset;
-                }
-            }
-            for (int64_t j = m; j < 8; ++j) keys[j] = keys[0];
-            for (int h = 0; h < n_q; ++h) {
-                __m256 dot[8];
-                for (int j = 0; j < 8; ++j)
-                    dot[j] = _mm256_mul_ps(qv[h][0], _mm256_loadu_ps(keys[j]));
-                for (int i = 1; i < n_vecs; ++i)
-                    for (int j = 0; j < 8; ++j)
-                        dot[j] =
-                            _mm256_fmadd_ps(qv[h][i], _mm256_loadu_ps(keys[j] + 8 * i), dot[j]);
-                _mm256_storeu_ps(scores[h] + j0,
-                                 _mm256_blendv_ps(minus_inf, sum_lanes8(dot), first_lanes(m)));
-            }
-        }
+        score(kv.k, kv_head, base, n, n_vecs, n_q, qv, scores);
         for (int h = 0; h < n_q; ++h) {
             __m256 top = _mm256_set1_ps(max_score[h]);
             for (int64_t j = 0; j < n; j += 8)
@@ -186,9 +236,9 @@ KITE_AVX2 void attend_heads_avx2(const PagedKvLayer& kv, int64_t head_dim, int64
             }
             sum[h] = sum[h] * correction + sum_lanes(block_sum);
         }
-        const int64_t values = base * kv.slot_elements + kv_head * head_dim;
         for (int h = 0; h < n_q; h += kValueHeads)
-            add_values(kv, values, n, n_vecs, std::min(kValueHeads, n_q - h), scores + h, acc + h);
+            add(kv.v, kv_head, base, n, n_vecs, std::min(kValueHeads, n_q - h), scores + h,
+                acc + h);
     }
     for (int h = 0; h < n_q; ++h) {
         const __m256 inv = _mm256_set1_ps(1.0f / sum[h]);

@@ -11,9 +11,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 #include "kernels/exp_avx512.h"
+#include "quant/blocks.h"
 
 namespace kite {
 
@@ -24,12 +26,36 @@ namespace {
 // Up to kMaxHeadDim / 16 vectors of 16 floats.
 constexpr int kMaxVecs = kMaxHeadDim / 16;
 
-KITE_AVX512 inline __m512 load16(const void* base, TensorType type, int64_t offset) {
-    if (type == TensorType::F16)
-        return _mm512_cvtph_ps(_mm256_loadu_si256(
-            reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(base) + offset)));
-    return _mm512_loadu_ps(static_cast<const float*>(base) + offset);
+// Loaders: values 16 i .. 16 i + 15 of one head's row, as floats, one function per KV type.
+// The block formats are converted in registers: no dequantized copy of the cache exists.
+KITE_AVX512 inline __m512 load16_f32(const uint8_t* row, int i) {
+    return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + 16 * i);
 }
+
+KITE_AVX512 inline __m512 load16_f16(const uint8_t* row, int i) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row) + i));
+}
+
+// A Q8_0 block is two loads: values d * q for 16 of its 32 signed bytes each.
+KITE_AVX512 inline __m512 load16_q8_0(const uint8_t* row, int i) {
+    const auto* b = reinterpret_cast<const BlockQ8_0*>(row) + i / 2;
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs + 16 * (i % 2)));
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)),
+                         _mm512_set1_ps(_cvtsh_ss(b->d)));
+}
+
+// Q4_0 byte j holds value j in its low nibble and value j + 16 in its high one, so the first
+// 16 values are the low nibbles of the block's 16 bytes and the next 16 the high ones.
+KITE_AVX512 inline __m512 load16_q4_0(const uint8_t* row, int i) {
+    const auto* b = reinterpret_cast<const BlockQ4_0*>(row) + i / 2;
+    __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs));
+    if (i % 2) q = _mm_srli_epi16(q, 4);
+    q = _mm_and_si128(q, _mm_set1_epi8(0x0f));
+    const __m512i centred = _mm512_sub_epi32(_mm512_cvtepu8_epi32(q), _mm512_set1_epi32(8));
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(centred), _mm512_set1_ps(_cvtsh_ss(b->d)));
+}
+
+using Load16 = __m512 (*)(const uint8_t* row, int i);
 
 // Lane j of the result: the sum of d[j]'s 16 lanes. Each level of shuffles and adds halves
 // the partial sums per position and doubles the positions per register (16 -> 8 -> 4 -> 2
@@ -56,18 +82,19 @@ KITE_AVX512 inline __m512 sum_lanes16(const __m512 d[16]) {
 // Heads per pass over a block's values: 3 heads of 8 vectors fill 24 registers.
 constexpr int kValueHeads = 3;
 
-// acc[h] += sum over the block's positions j of w[h][j] * V[j], for NQ heads of NV vectors:
-// sizes known at compile time keep the sums in registers for the whole block.
-template <int NV, int NQ>
-KITE_AVX512 void add_values_fixed(const PagedKvLayer& kv, int64_t first, int64_t n,
+// acc[h] += sum over the block's positions j of w[h][j] * V[j], for NQ heads of NV vectors
+// of the NV-vector rows from slot `base` on: sizes known at compile time keep the sums in
+// registers for the whole block.
+template <Load16 Load, int NV, int NQ>
+KITE_AVX512 void add_values_fixed(const PagedKvRows& v, int64_t kv_head, int64_t base, int64_t n,
                                   const float (*w)[kMaxKernelBlock], __m512 (*acc)[kMaxVecs]) {
     __m512 sum[NQ][NV];
     for (int h = 0; h < NQ; ++h)
         for (int i = 0; i < NV; ++i) sum[h][i] = acc[h][i];
     for (int64_t j = 0; j < n; ++j) {
+        const uint8_t* src = v.row(base + j, kv_head);
         __m512 row[NV];
-        for (int i = 0; i < NV; ++i)
-            row[i] = load16(kv.v, kv.type, first + j * kv.slot_elements + 16 * i);
+        for (int i = 0; i < NV; ++i) row[i] = Load(src, i);
         for (int h = 0; h < NQ; ++h) {
             const __m512 wv = _mm512_set1_ps(w[h][j]);
             for (int i = 0; i < NV; ++i) sum[h][i] = _mm512_fmadd_ps(wv, row[i], sum[h][i]);
@@ -79,24 +106,66 @@ KITE_AVX512 void add_values_fixed(const PagedKvLayer& kv, int64_t first, int64_t
 
 // The same for any n_vecs and n_q <= kValueHeads: head_dim 64 and 128 take the fixed-size
 // kernels, other sizes a loop whose sums live in memory.
-KITE_AVX512 void add_values(const PagedKvLayer& kv, int64_t first, int64_t n, int n_vecs, int n_q,
-                            const float (*w)[kMaxKernelBlock], __m512 (*acc)[kMaxVecs]) {
-    using Fn = void (*)(const PagedKvLayer&, int64_t, int64_t, const float(*)[kMaxKernelBlock],
-                        __m512(*)[kMaxVecs]);
+template <Load16 Load>
+KITE_AVX512 void add_values(const PagedKvRows& v, int64_t kv_head, int64_t base, int64_t n,
+                            int n_vecs, int n_q, const float (*w)[kMaxKernelBlock],
+                            __m512 (*acc)[kMaxVecs]) {
+    using Fn = void (*)(const PagedKvRows&, int64_t, int64_t, int64_t,
+                        const float(*)[kMaxKernelBlock], __m512(*)[kMaxVecs]);
     static constexpr Fn kFixed[2][kValueHeads] = {
-        {add_values_fixed<4, 1>, add_values_fixed<4, 2>, add_values_fixed<4, 3>},
-        {add_values_fixed<8, 1>, add_values_fixed<8, 2>, add_values_fixed<8, 3>}};
-    if (n_vecs == 4 || n_vecs == 8) return kFixed[n_vecs / 8][n_q - 1](kv, first, n, w, acc);
+        {add_values_fixed<Load, 4, 1>, add_values_fixed<Load, 4, 2>, add_values_fixed<Load, 4, 3>},
+        {add_values_fixed<Load, 8, 1>, add_values_fixed<Load, 8, 2>, add_values_fixed<Load, 8, 3>}};
+    if (n_vecs == 4 || n_vecs == 8) return kFixed[n_vecs / 8][n_q - 1](v, kv_head, base, n, w, acc);
     for (int64_t j = 0; j < n; ++j) {
+        const uint8_t* src = v.row(base + j, kv_head);
         __m512 row[kMaxVecs];
-        for (int i = 0; i < n_vecs; ++i)
-            row[i] = load16(kv.v, kv.type, first + j * kv.slot_elements + 16 * i);
+        for (int i = 0; i < n_vecs; ++i) row[i] = Load(src, i);
         for (int h = 0; h < n_q; ++h) {
             const __m512 wv = _mm512_set1_ps(w[h][j]);
             for (int i = 0; i < n_vecs; ++i) acc[h][i] = _mm512_fmadd_ps(wv, row[i], acc[h][i]);
         }
     }
 }
+
+// scores[h][j] = qv[h] . K[base + j] for the n positions of a block, 16 at a time: their keys
+// converted once for all heads, and each head's 16 products summed across lanes together.
+template <Load16 Load>
+KITE_AVX512 void score_block(const PagedKvRows& k, int64_t kv_head, int64_t base, int64_t n,
+                             int n_vecs, int n_q, const __m512 (*qv)[kMaxVecs],
+                             float (*scores)[kMaxKernelBlock]) {
+    __m512 keys[16][kMaxVecs];
+    for (int64_t j0 = 0; j0 < n; j0 += 16) {
+        const int64_t m = std::min<int64_t>(16, n - j0);
+        for (int64_t j = 0; j < m; ++j) {
+            const uint8_t* src = k.row(base + j0 + j, kv_head);
+            for (int i = 0; i < n_vecs; ++i) keys[j][i] = Load(src, i);
+        }
+        for (int64_t j = m; j < 16; ++j)
+            for (int i = 0; i < n_vecs; ++i) keys[j][i] = _mm512_setzero_ps();
+        for (int h = 0; h < n_q; ++h) {
+            __m512 dot[16];
+            for (int j = 0; j < 16; ++j) {
+                dot[j] = _mm512_mul_ps(qv[h][0], keys[j][0]);
+                for (int i = 1; i < n_vecs; ++i)
+                    dot[j] = _mm512_fmadd_ps(qv[h][i], keys[j][i], dot[j]);
+            }
+            _mm512_storeu_ps(scores[h] + j0, sum_lanes16(dot));
+        }
+    }
+}
+
+// One row per KV type, in kKvElementTypes' order: how its keys are scored and its values added.
+struct Loaders {
+    decltype(&score_block<load16_f32>) score;
+    decltype(&add_values<load16_f32>) add_values;
+};
+constexpr Loaders kLoaders[] = {
+    {score_block<load16_f32>, add_values<load16_f32>},
+    {score_block<load16_f16>, add_values<load16_f16>},
+    {score_block<load16_q8_0>, add_values<load16_q8_0>},
+    {score_block<load16_q4_0>, add_values<load16_q4_0>},
+};
+static_assert(std::size(kLoaders) == kKvElementTypeCount);
 
 }  // namespace
 
@@ -109,7 +178,8 @@ KITE_AVX512 void attend_heads_avx512(const PagedKvLayer& kv, int64_t head_dim, i
     __m512 qv[kMaxGroup][kMaxVecs], acc[kMaxGroup][kMaxVecs];
     float max_score[kMaxGroup], sum[kMaxGroup];
     float scores[kMaxGroup][kMaxKernelBlock];
-    __m512 keys[16][kMaxVecs];
+    const auto score = kLoaders[kv_element_index(kv.k.type)].score;
+    const auto add = kLoaders[kv_element_index(kv.v.type)].add_values;
     for (int h = 0; h < n_q; ++h) {
         for (int i = 0; i < n_vecs; ++i) {
             qv[h][i] =
@@ -125,27 +195,7 @@ KITE_AVX512 void attend_heads_avx512(const PagedKvLayer& kv, int64_t head_dim, i
         end = std::min((start / bs + 1) * bs, last + 1);
         const int64_t n = end - start;
         const int64_t base = int64_t{block_table[start / bs]} * bs + start % bs;
-        // Scores 16 positions at a time: their keys converted once for all heads, and each
-        // head's 16 products summed across lanes together.
-        for (int64_t j0 = 0; j0 < n; j0 += 16) {
-            const int64_t m = std::min<int64_t>(16, n - j0);
-            for (int64_t j = 0; j < m; ++j) {
-                const int64_t offset = (base + j0 + j) * kv.slot_elements + kv_head * head_dim;
-                for (int i = 0; i < n_vecs; ++i)
-                    keys[j][i] = load16(kv.k, kv.type, offset + 16 * i);
-            }
-            for (int64_t j = m; j < 16; ++j)
-                for (int i = 0; i < n_vecs; ++i) keys[j][i] = _mm512_setzero_ps();
-            for (int h = 0; h < n_q; ++h) {
-                __m512 dot[16];
-                for (int j = 0; j < 16; ++j) {
-                    dot[j] = _mm512_mul_ps(qv[h][0], keys[j][0]);
-                    for (int i = 1; i < n_vecs; ++i)
-                        dot[j] = _mm512_fmadd_ps(qv[h][i], keys[j][i], dot[j]);
-                }
-                _mm512_storeu_ps(scores[h] + j0, sum_lanes16(dot));
-            }
-        }
+        score(kv.k, kv_head, base, n, n_vecs, n_q, qv, scores);
         for (int h = 0; h < n_q; ++h) {
             float block_max = max_score[h];
             for (int64_t j = 0; j < n; ++j) block_max = std::max(block_max, scores[h][j]);
@@ -164,9 +214,9 @@ KITE_AVX512 void attend_heads_avx512(const PagedKvLayer& kv, int64_t head_dim, i
             }
             sum[h] = sum[h] * correction + _mm512_reduce_add_ps(block_sum);
         }
-        const int64_t values = base * kv.slot_elements + kv_head * head_dim;
         for (int h = 0; h < n_q; h += kValueHeads)
-            add_values(kv, values, n, n_vecs, std::min(kValueHeads, n_q - h), scores + h, acc + h);
+            add(kv.v, kv_head, base, n, n_vecs, std::min(kValueHeads, n_q - h), scores + h,
+                acc + h);
     }
     for (int h = 0; h < n_q; ++h) {
         const __m512 inv = _mm512_set1_ps(1.0f / sum[h]);

@@ -1,7 +1,9 @@
 // The per-instruction-set kernels behind paged_attention, which chooses one per call.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 
 #include "kernels/attention.h"
 
@@ -13,6 +15,14 @@ constexpr int kMaxGroup = 8;
 
 // The SIMD kernels hold one KV block's scores per head, so they take blocks up to this size.
 constexpr int64_t kMaxKernelBlock = 64;
+
+// The KV element types the kernels read, in the order of each kernel's table of loaders.
+constexpr TensorType kKvElementTypes[] = {TensorType::F32, TensorType::F16, TensorType::Q8_0,
+                                          TensorType::Q4_0};
+constexpr size_t kKvElementTypeCount = std::size(kKvElementTypes);
+
+// A type's position in kKvElementTypes; kite::Error for a type the kernels do not read.
+size_t kv_element_index(TensorType type);
 
 // Attention of n_q <= kMaxGroup query heads that share KV head kv_head, over positions
 // first..last: q and out are their rows, head_dim apart, as paged_attention defines them.

@@ -1,57 +1,81 @@
 #include "kv/kv_cache.h"
 
-#include <cstring>
+#include <algorithm>
 
 #include "core/error.h"
-#include "kernels/ops.h"
+#include "quant/hadamard.h"
 
 namespace kite {
 
-size_t KvCache::element_bytes(TensorType type) {
-    switch (type) {
-        case TensorType::F32:
-            return 4;
-        case TensorType::F16:
-            return 2;
-        default:
-            fail("KV cache type {} is not supported (use f32 or f16)", tensor_type_name(type));
-    }
+namespace {
+
+// Blocks run along the head dimension, so each head's row must fill whole blocks.
+void check_head_dim(const KvCacheShape& s, TensorType type) {
+    const KvTypeInfo& t = kv_type_info(type);
+    if (s.head_dim % t.block_values != 0)
+        fail("a {} KV cache needs a head dimension that is a multiple of {} (this model's is {})",
+             t.name, t.block_values, s.head_dim);
 }
 
-int64_t KvCache::blocks_for_budget(const KvCacheShape& s, TensorType type, int64_t block_size,
+}  // namespace
+
+size_t KvCache::bytes_per_token(const KvCacheShape& s, KvTypes types) {
+    check_head_dim(s, types.k);
+    check_head_dim(s, types.v);
+    const int64_t row = s.n_kv_heads * s.head_dim;
+    return static_cast<size_t>(s.n_layers) *
+           (kv_row_bytes(types.k, row) + kv_row_bytes(types.v, row));
+}
+
+size_t KvCache::block_bytes(const KvCacheShape& shape, KvTypes types, int64_t block_size) {
+    return bytes_per_token(shape, types) * static_cast<size_t>(block_size);
+}
+
+int64_t KvCache::blocks_for_budget(const KvCacheShape& s, KvTypes types, int64_t block_size,
                                    size_t budget_bytes) {
-    const size_t per_block =
-        2 * element_bytes(type) * s.n_layers * s.n_kv_heads * s.head_dim * block_size;
-    return static_cast<int64_t>(budget_bytes / per_block);
+    return static_cast<int64_t>(budget_bytes / block_bytes(s, types, block_size));
 }
 
-KvCache::KvCache(const KvCacheShape& shape, TensorType type, int64_t n_blocks, int64_t block_size)
+KvCache::KvCache(const KvCacheShape& shape, KvTypes types, int64_t n_blocks, int64_t block_size)
     : shape_(shape),
-      type_(type),
+      types_(types),
       n_blocks_(n_blocks),
       block_size_(block_size),
-      slot_elements_(shape.n_kv_heads * shape.head_dim) {
-    const size_t layer_bytes = element_bytes(type) * slot_elements_ * n_slots();
-    keys_.resize(layer_bytes * shape.n_layers);
-    values_.resize(layer_bytes * shape.n_layers);
+      slot_elements_(shape.n_kv_heads * shape.head_dim),
+      k_slot_(kv_row_bytes(types.k, slot_elements_)),
+      v_slot_(kv_row_bytes(types.v, slot_elements_)),
+      write_k_(kv_type_info(types.k).from_f32),
+      write_v_(kv_type_info(types.v).from_f32),
+      rotate_keys_(kv_type_info(types.k).rotate_keys),
+      rotated_(rotate_keys_ ? slot_elements_ : 0) {
+    check_head_dim(shape, types.k);
+    check_head_dim(shape, types.v);
+    const auto slots = static_cast<size_t>(shape.n_layers * n_slots());
+    keys_.resize(k_slot_ * slots);
+    values_.resize(v_slot_ * slots);
 }
 
 void KvCache::write(int64_t layer, int64_t slot, const float* k, const float* v) {
-    const size_t index = (layer * n_slots() + slot) * slot_elements_;
-    if (type_ == TensorType::F16) {
-        auto* kd = reinterpret_cast<uint16_t*>(keys_.data()) + index;
-        auto* vd = reinterpret_cast<uint16_t*>(values_.data()) + index;
-        f32_to_f16_row(k, kd, slot_elements_);
-        f32_to_f16_row(v, vd, slot_elements_);
-    } else {
-        std::memcpy(reinterpret_cast<float*>(keys_.data()) + index, k, slot_elements_ * 4);
-        std::memcpy(reinterpret_cast<float*>(values_.data()) + index, v, slot_elements_ * 4);
+    // A head's row fills whole blocks, so the slot's row quantizes as its heads' rows would.
+    const auto index = static_cast<size_t>(layer * n_slots() + slot);
+    if (rotate_keys_) {
+        std::copy(k, k + slot_elements_, rotated_.begin());
+        hadamard32_blocks(rotated_.data(), slot_elements_);
+        k = rotated_.data();
     }
+    write_k_(k, keys_.data() + index * k_slot_, slot_elements_);
+    write_v_(v, values_.data() + index * v_slot_, slot_elements_);
 }
 
 PagedKvLayer KvCache::layer(int64_t layer) const {
-    const size_t offset = element_bytes(type_) * layer * n_slots() * slot_elements_;
-    return {keys_.data() + offset, values_.data() + offset, type_, slot_elements_, block_size_};
+    const auto first = static_cast<size_t>(layer * n_slots());
+    const auto k_head = kv_row_bytes(types_.k, shape_.head_dim);
+    const auto v_head = kv_row_bytes(types_.v, shape_.head_dim);
+    return {{keys_.data() + first * k_slot_, types_.k, static_cast<int64_t>(k_slot_),
+             static_cast<int64_t>(k_head), rotate_keys_},
+            {values_.data() + first * v_slot_, types_.v, static_cast<int64_t>(v_slot_),
+             static_cast<int64_t>(v_head), false},
+            block_size_};
 }
 
 }  // namespace kite

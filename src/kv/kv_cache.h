@@ -1,14 +1,15 @@
 // The KV cache: one pool of fixed-size blocks of token slots holding every layer's keys
 // and values. Sequences own blocks through block tables (kv/block_pool.h); the element
-// type is a property of the pool, so the model code does not change with it.
+// types (kv/kv_type.h, keys and values may differ) are properties of the pool, so the model
+// code does not change with them.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
-#include "gguf/tensor_type.h"
 #include "kernels/attention.h"
+#include "kv/kv_type.h"
 
 namespace kite {
 
@@ -20,33 +21,41 @@ struct KvCacheShape {
 
 class KvCache {
   public:
-    // `type` is F32 or F16.
-    KvCache(const KvCacheShape& shape, TensorType type, int64_t n_blocks, int64_t block_size);
+    // kite::Error where head_dim does not fill a block format's blocks.
+    KvCache(const KvCacheShape& shape, KvTypes types, int64_t n_blocks, int64_t block_size);
 
+    // M_kv of one token: (b_k + b_v) * L * H_kv * d_h bytes, exactly what a slot allocates.
+    static size_t bytes_per_token(const KvCacheShape& shape, KvTypes types);
+    static size_t block_bytes(const KvCacheShape& shape, KvTypes types, int64_t block_size);
     // Blocks that fit in `budget_bytes` (at least 1 is not guaranteed: may return 0).
-    static int64_t blocks_for_budget(const KvCacheShape& shape, TensorType type, int64_t block_size,
+    static int64_t blocks_for_budget(const KvCacheShape& shape, KvTypes types, int64_t block_size,
                                      size_t budget_bytes);
-    static size_t element_bytes(TensorType type);
 
     int64_t n_blocks() const { return n_blocks_; }
     int64_t block_size() const { return block_size_; }
     int64_t n_slots() const { return n_blocks_ * block_size_; }
-    TensorType type() const { return type_; }
+    KvTypes types() const { return types_; }
 
-    // M_kv = 2 * b * L * H_kv * d_h * slots: exactly the bytes allocated.
+    // Exactly the bytes allocated: bytes_per_token * n_slots.
     size_t bytes() const { return keys_.size() + values_.size(); }
 
-    // Stores one token's keys and values (n_kv_heads * head_dim floats each) in `slot`.
+    // Stores one token's keys and values (n_kv_heads * head_dim floats each) in `slot`,
+    // converted (quantized) to the cache's types.
     void write(int64_t layer, int64_t slot, const float* k, const float* v);
 
     PagedKvLayer layer(int64_t layer) const;
 
   private:
     KvCacheShape shape_;
-    TensorType type_;
+    KvTypes types_;
     int64_t n_blocks_, block_size_;
-    int64_t slot_elements_;
-    std::vector<uint8_t> keys_, values_;  // [layer][slot][n_kv_heads * head_dim]
+    int64_t slot_elements_;   // n_kv_heads * head_dim
+    size_t k_slot_, v_slot_;  // bytes of one slot's row of keys, of values
+    void (*write_k_)(const float*, void*, int64_t);
+    void (*write_v_)(const float*, void*, int64_t);
+    bool rotate_keys_;
+    std::vector<float> rotated_;          // one slot's keys, rotated before they are stored
+    std::vector<uint8_t> keys_, values_;  // [layer][slot][n_kv_heads rows of head_dim]
 };
 
 }  // namespace kite

@@ -67,7 +67,7 @@ double ModelCost::attention_flops(int64_t q, int64_t s) const {
     return 4.0 * static_cast<double>(n_layers * n_heads * head_dim) * keys;
 }
 
-PassCost ModelCost::pass(int64_t n_seqs, int64_t q, int64_t s, int64_t b, bool logits) const {
+PassCost ModelCost::pass(int64_t n_seqs, int64_t q, int64_t s, double b, bool logits) const {
     const double B = static_cast<double>(n_seqs), T = B * static_cast<double>(q);
     const double head = logits ? 1.0 : 0.0;
     PassCost p;
@@ -75,11 +75,11 @@ PassCost ModelCost::pass(int64_t n_seqs, int64_t q, int64_t s, int64_t b, bool l
               head * 2.0 * static_cast<double>(output_params) * B + B * attention_flops(q, s);
     p.bytes = static_cast<double>(layer_bytes) + head * static_cast<double>(output_bytes) +
               T * static_cast<double>(embd_row_bytes) +
-              B * static_cast<double>(s + q) * static_cast<double>(kv_bytes_per_token(b));
+              B * static_cast<double>(s + q) * kv_bytes_per_token(b);
     return p;
 }
 
-PassCost ModelCost::prefill(int64_t n, int64_t chunk, int64_t b) const {
+PassCost ModelCost::prefill(int64_t n, int64_t chunk, double b) const {
     PassCost total;
     for (int64_t s = 0; s < n; s += chunk) {
         const int64_t q = std::min(chunk, n - s);
@@ -88,12 +88,11 @@ PassCost ModelCost::prefill(int64_t n, int64_t chunk, int64_t b) const {
     return total;
 }
 
-PassCost ModelCost::attention(int64_t q, int64_t s, int64_t b) const {
-    return {attention_flops(q, s),
-            static_cast<double>(s + q) * static_cast<double>(kv_bytes_per_token(b))};
+PassCost ModelCost::attention(int64_t q, int64_t s, double b) const {
+    return {attention_flops(q, s), static_cast<double>(s + q) * kv_bytes_per_token(b)};
 }
 
-PassCost ModelCost::decode(int64_t n_seqs, int64_t n, int64_t s, int64_t b) const {
+PassCost ModelCost::decode(int64_t n_seqs, int64_t n, int64_t s, double b) const {
     PassCost total;
     for (int64_t i = 0; i < n; ++i) total += pass(n_seqs, 1, s + i, b);
     return total;

@@ -68,24 +68,25 @@ struct ModelCost {
 
     uint64_t matmul_params() const { return layer_params + output_params; }
     uint64_t weight_bytes() const { return layer_bytes + output_bytes; }  // W
-    // M_kv for `kv_bytes_per_element` (b) bytes per element.
-    int64_t kv_bytes_per_token(int64_t kv_bytes_per_element) const {
-        return 2 * kv_bytes_per_element * n_layers * n_kv_heads * head_dim;
+    // M_kv for `kv_bytes_per_element` (b) bytes per element: a fraction for the block
+    // formats (34/32 for q8_0, 18/32 for q4_0; the mean of the two when keys and values differ).
+    double kv_bytes_per_token(double kv_bytes_per_element) const {
+        return 2 * kv_bytes_per_element * static_cast<double>(n_layers * n_kv_heads * head_dim);
     }
     // A(q, s): attention FLOPs of q new tokens of one sequence over s cached ones.
     double attention_flops(int64_t q, int64_t s) const;
 
     // One forward pass (see the formulas above). Without logits (a prompt chunk that does
     // not end its prompt) the pass neither reads nor multiplies the LM head.
-    PassCost pass(int64_t n_seqs, int64_t q, int64_t s, int64_t kv_bytes_per_element,
+    PassCost pass(int64_t n_seqs, int64_t q, int64_t s, double kv_bytes_per_element,
                   bool logits = true) const;
     // Prefilling one prompt of n tokens in passes of at most `chunk` tokens, logits at the end.
-    PassCost prefill(int64_t n, int64_t chunk, int64_t kv_bytes_per_element) const;
+    PassCost prefill(int64_t n, int64_t chunk, double kv_bytes_per_element) const;
     // Attention alone for one sequence: A(q, s) FLOPs over (s + q) * M_kv bytes.
-    PassCost attention(int64_t q, int64_t s, int64_t kv_bytes_per_element) const;
+    PassCost attention(int64_t q, int64_t s, double kv_bytes_per_element) const;
     // Decoding n tokens in each of B sequences, one token per pass, the first pass with s
     // cached tokens: the sum of pass(B, 1, s + i) for i < n.
-    PassCost decode(int64_t n_seqs, int64_t n, int64_t s, int64_t kv_bytes_per_element) const;
+    PassCost decode(int64_t n_seqs, int64_t n, int64_t s, double kv_bytes_per_element) const;
 };
 
 // From the weights the model binds (kite::bind_weights): throws kite::Error like it does.

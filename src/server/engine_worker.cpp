@@ -159,6 +159,9 @@ void EngineWorker::publish_gauges() {
     g.kv_blocks_used = engine_.block_pool().n_used();
     g.kv_blocks_cached = engine_.block_pool().n_cached_free();
     g.kv_blocks_total = engine_.block_pool().n_blocks();
+    const KvCache& kv = engine_.kv_cache();
+    g.kv_bytes_total = static_cast<int64_t>(kv.bytes());
+    g.kv_bytes_per_token = static_cast<int64_t>(kv.bytes() / static_cast<size_t>(kv.n_slots()));
     g.prefix_cache_queries = s.stats().prefix_queries;
     g.prefix_cache_hits = s.stats().prefix_hits;
     g.preemptions = s.stats().preemptions;

@@ -98,6 +98,10 @@ std::string Metrics::render() const {
     single(out, "kite_kv_blocks_cached", "gauge",
            "Unused KV-cache blocks kept for the prefix cache (evictable).", g.kv_blocks_cached);
     single(out, "kite_kv_blocks_total", "gauge", "KV-cache blocks in all.", g.kv_blocks_total);
+    single(out, "kite_kv_bytes_per_token", "gauge",
+           "KV-cache bytes one token takes in all layers, in the cache's element types.",
+           g.kv_bytes_per_token);
+    single(out, "kite_kv_bytes_total", "gauge", "KV-cache memory in bytes.", g.kv_bytes_total);
     single(out, "kite_prefix_cache_queries_total", "counter",
            "Prompt tokens looked up in the prefix cache.", g.prefix_cache_queries);
     single(out, "kite_prefix_cache_hits_total", "counter",

@@ -1,6 +1,6 @@
 // Server metrics in Prometheus' text format: request counts by HTTP status, token counters,
 // latency histograms (time to first token, time per output token), and the engine's gauges
-// (running and waiting sequences, KV blocks, prefix-cache hits), sampled by the engine
+// (running and waiting sequences, KV blocks and bytes, prefix-cache hits), sampled by the engine
 // thread. Thread-safe.
 #pragma once
 
@@ -33,6 +33,8 @@ struct EngineGauges {
     int64_t kv_blocks_used = 0;
     int64_t kv_blocks_cached = 0;  // unused blocks kept for the prefix cache
     int64_t kv_blocks_total = 0;
+    int64_t kv_bytes_per_token = 0;  // M_kv of one token in the cache's types (scales included)
+    int64_t kv_bytes_total = 0;      // the KV cache's memory
     int64_t prefix_cache_queries = 0;
     int64_t prefix_cache_hits = 0;
     int64_t preemptions = 0;

@@ -387,6 +387,7 @@ def test_prefix_cache_hits_and_metrics(server, model_id):
     assert m["kite_prefix_cache_hits_total"] - before["kite_prefix_cache_hits_total"] >= 2 * 64
     assert m["kite_prefix_cache_queries_total"] > before["kite_prefix_cache_queries_total"]
     assert m["kite_kv_blocks_total"] > 0
+    assert m["kite_kv_bytes_total"] == m["kite_kv_bytes_per_token"] * 16 * m["kite_kv_blocks_total"]
     assert m["kite_time_to_first_token_seconds_count"] > 0
     assert m["kite_time_per_output_token_seconds_count"] > 0
     assert 'kite_time_to_first_token_seconds_bucket{le="+Inf"}' in m
