@@ -126,6 +126,25 @@ TEST_F(SpecModelDrafterTest, GreedyTokensMatchPlainDecoding) {
     EXPECT_EQ(engine.stats().generated_tokens, 24);
 }
 
+// A guess below draft_p_min ends the draft: at 1 nothing is ever sure enough, at 0 every
+// draft runs to its length; the tokens stay the plain ones either way.
+TEST_F(SpecModelDrafterTest, UnsureGuessesEndTheDraft) {
+    const GenerationParams p = greedy(10);
+    const std::vector<std::string> prompts{kPrompts[3]};
+    const auto plain = generate(config(1, 0), prompts, p);
+    int64_t drafted[3] = {};
+    const float p_mins[3] = {0.0f, SpeculationConfig::kDefaultDraftPMin, 1.0f};
+    for (int i = 0; i < 3; ++i) {
+        EngineConfig c = config(1, 4);
+        c.speculation.draft_p_min = p_mins[i];
+        Engine engine(*target_, *tokenizer_, c);
+        EXPECT_EQ(generate(engine, prompts, p), plain) << "p_min " << p_mins[i];
+        drafted[i] = engine.stats().drafted_tokens;
+    }
+    EXPECT_GT(drafted[0], drafted[1]);
+    EXPECT_EQ(drafted[2], 0);
+}
+
 TEST_F(SpecModelDrafterTest, GreedyTokensMatchPlainDecodingAloneAndBatchedSlow) {
     const GenerationParams p = greedy(24);
     std::vector<std::vector<int32_t>> plain;

@@ -51,6 +51,11 @@ void SpeculationOptions::add_to(CLI::App& cmd) {
     cmd.add_option("--draft-model", draft_model,
                    "Draft model (path or name, as -m) with the model's vocabulary: implies "
                    "--spec draft");
+    cmd.add_option("--draft-p-min", draft_p_min,
+                   "Draft model: stop a draft at a guess it gives less than this probability "
+                   "(0: always draft K)")
+        ->check(CLI::Range(0.0f, 1.0f))
+        ->capture_default_str();
 }
 
 SpeculationConfig SpeculationOptions::config(const Model& target,
@@ -58,6 +63,7 @@ SpeculationConfig SpeculationOptions::config(const Model& target,
     SpeculationConfig c;
     c.drafter = draft_model.empty() ? parse_drafter_kind(drafter) : DrafterKind::Model;
     c.draft_max = draft_max;
+    c.draft_p_min = draft_p_min;
     if (!draft_model.empty() && drafter != "none" && drafter != "draft")
         fail("--draft-model drafts with a model; it cannot be combined with --spec {}", drafter);
     if (c.drafter == DrafterKind::Model && draft_model.empty())

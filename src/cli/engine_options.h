@@ -27,11 +27,12 @@ struct EngineOptions {
     EngineConfig engine_config(int64_t max_sequences) const;
 };
 
-// Speculative decoding: --spec DRAFTER, --draft-max K and --draft-model M.
+// Speculative decoding: --spec DRAFTER, --draft-max K, --draft-model M and --draft-p-min P.
 struct SpeculationOptions {
     std::string drafter = "none";
     int64_t draft_max = SpeculationConfig{}.draft_max;
     std::string draft_model;  // implies --spec draft
+    float draft_p_min = SpeculationConfig::kDefaultDraftPMin;
 
     void add_to(CLI::App& cmd);
     // The configuration; loads the draft model into `draft` when there is one (it must

@@ -9,6 +9,8 @@ namespace kite {
 void SpeculationConfig::validate() const {
     if (draft_max < 1 || draft_max > kMaxDraft)
         fail("--draft-max must be between 1 and {}, got {}", kMaxDraft, draft_max);
+    if (!(draft_p_min >= 0 && draft_p_min <= 1))
+        fail("--draft-p-min must be between 0 and 1, got {}", draft_p_min);
     if (drafter == DrafterKind::Model && draft_model == nullptr)
         fail("the draft-model drafter needs a draft model (--draft-model)");
 }
@@ -39,7 +41,8 @@ std::unique_ptr<Drafter> make_drafter(const SpeculationConfig& config,
     config.validate();
     if (config.drafter == DrafterKind::Ngram) return std::make_unique<NgramDrafter>();
     if (config.drafter == DrafterKind::Model)
-        return std::make_unique<ModelDrafter>(*config.draft_model, context, config.draft_max);
+        return std::make_unique<ModelDrafter>(*config.draft_model, context, config.draft_max,
+                                              config.draft_p_min);
     return nullptr;
 }
 

@@ -54,9 +54,14 @@ struct SpeculationConfig {
     static constexpr int64_t kMaxDraft = 32;
     // DrafterKind::Model: the draft model, loaded by the caller and outliving the engine.
     const Model* draft_model = nullptr;
+    // DrafterKind::Model: a sequence's draft ends where the draft model's most likely token
+    // has a lower probability than this (a guess it is unsure of is mostly rejected, and
+    // costs a draft pass and a verified row); 0 drafts all K.
+    float draft_p_min = kDefaultDraftPMin;
+    static constexpr float kDefaultDraftPMin = 0.75f;
 
-    // Throws kite::Error when draft_max is outside 1..kMaxDraft, or a model drafter has no
-    // model.
+    // Throws kite::Error when draft_max is outside 1..kMaxDraft, draft_p_min outside 0..1,
+    // or a model drafter has no model.
     void validate() const;
 };
 

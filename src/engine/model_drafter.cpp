@@ -1,8 +1,10 @@
 #include "engine/model_drafter.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "engine/draft_vocabulary.h"
+#include "sampling/logprobs.h"
 
 namespace kite {
 
@@ -22,11 +24,13 @@ const Model& checked(const Model& draft, const Model& target) {
 
 }  // namespace
 
-ModelDrafter::ModelDrafter(const Model& draft, const DrafterContext& context, int64_t draft_max)
+ModelDrafter::ModelDrafter(const Model& draft, const DrafterContext& context, int64_t draft_max,
+                           float p_min)
     : model_(checked(draft, *context.target)),
       pool_(*context.pool),
       block_size_(context.block_size),
       max_batch_tokens_(std::max(context.max_batch_tokens, context.max_sequences)),
+      log_p_min_(std::log(p_min)),
       kv_(draft.kv_shape(), context.kv_type, draft_cache_blocks(context, draft_max),
           context.block_size),
       blocks_(kv_.n_blocks()),
@@ -44,7 +48,7 @@ int64_t ModelDrafter::Work::n_known() const {
 }
 
 bool ModelDrafter::Work::done() const {
-    return static_cast<int64_t>(request->out->size()) >= request->max_tokens;
+    return unsure || static_cast<int64_t>(request->out->size()) >= request->max_tokens;
 }
 
 void ModelDrafter::drop_blocks_past(Cached& c, int64_t n_tokens) {
@@ -120,9 +124,12 @@ void ModelDrafter::run_pass() {
         for (int64_t i = 0; i < w.n_fed; ++i)
             c.tokens.push_back(w.token_at(static_cast<int64_t>(c.tokens.size())));
         if (static_cast<int64_t>(c.tokens.size()) < w.n_known()) continue;  // a prompt chunk
-        const float* row = logits;
+        const std::span<const float> row(logits, static_cast<size_t>(n_vocab));
         logits += n_vocab;
-        w.request->out->push_back(static_cast<int32_t>(std::max_element(row, row + n_vocab) - row));
+        const auto best = std::max_element(row.begin(), row.end());
+        // log p(best) = logit - log-sum-exp; the softmax itself is never needed.
+        w.unsure = log_p_min_ > -INFINITY && *best - log_sum_exp(row) < log_p_min_;
+        if (!w.unsure) w.request->out->push_back(static_cast<int32_t>(best - row.begin()));
     }
 }
 

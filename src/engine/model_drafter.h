@@ -6,7 +6,8 @@
 // each proposal it rolls back to the longest common prefix with the sequence's verified
 // tokens (rejected guesses leave), runs what is new, then decodes up to K tokens. All
 // sequences of a step share each forward pass: one pass catches up and yields every
-// sequence's first guess, each further pass one more guess per sequence.
+// sequence's first guess, each further pass one more guess per sequence, until K or a guess
+// the draft model is unsure of (SpeculationConfig::draft_p_min).
 #pragma once
 
 #include <unordered_map>
@@ -21,7 +22,7 @@ namespace kite {
 class ModelDrafter : public Drafter {
   public:
     // Throws kite::Error when `draft`'s vocabulary is not the target's.
-    ModelDrafter(const Model& draft, const DrafterContext& context, int64_t draft_max);
+    ModelDrafter(const Model& draft, const DrafterContext& context, int64_t draft_max, float p_min);
 
     void propose(std::span<const DraftRequest> requests) override;
     void release(int64_t seq_id) override;
@@ -37,7 +38,8 @@ class ModelDrafter : public Drafter {
     struct Work {
         const DraftRequest* request;
         Cached* cached;
-        int64_t n_fed = 0;  // tokens of this pass
+        int64_t n_fed = 0;    // tokens of this pass
+        bool unsure = false;  // the draft model's last guess fell below p_min: no more
         int32_t token_at(int64_t i) const;
         int64_t n_known() const;
         bool done() const;
@@ -51,6 +53,7 @@ class ModelDrafter : public Drafter {
     ThreadPool& pool_;
     int64_t block_size_;
     int64_t max_batch_tokens_;
+    float log_p_min_;
     KvCache kv_;
     BlockPool blocks_;
     RunState state_;
