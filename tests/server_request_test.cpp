@@ -65,6 +65,14 @@ TEST_F(ServerRequestTest, ParsesACompletionRequest) {
     EXPECT_FLOAT_EQ(r.params.sampling.logit_bias.at(7), -100.0f);
     EXPECT_TRUE(r.stream);
     EXPECT_TRUE(r.include_usage);
+    EXPECT_TRUE(r.params.speculative);  // speculates when the server does
+}
+
+TEST_F(ServerRequestTest, RequestsCanOptOutOfSpeculation) {
+    EXPECT_FALSE(
+        parse_completion_request(R"({"prompt": "x", "speculative": false})", false, model())
+            .params.speculative);
+    EXPECT_EQ(error_of(R"({"prompt": "x", "speculative": "no"})").param, "speculative");
 }
 
 TEST_F(ServerRequestTest, DefaultsFollowOpenAI) {

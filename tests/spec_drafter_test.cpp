@@ -15,7 +15,7 @@ namespace {
 
 std::vector<int32_t> propose(const std::vector<int32_t>& tokens, int64_t max_tokens) {
     std::vector<int32_t> out{-1};  // stale contents must be replaced
-    NgramDrafter().propose(tokens, max_tokens, out);
+    NgramDrafter().lookup(tokens, max_tokens, out);
     return out;
 }
 
@@ -107,17 +107,21 @@ TEST(SpecDraftLength, PausesAfterRejectionsThenProbesWithOneToken) {
 TEST(SpecDrafterConfig, ParsesKindsAndChecksTheDraftLength) {
     EXPECT_EQ(parse_drafter_kind("ngram"), DrafterKind::Ngram);
     EXPECT_EQ(parse_drafter_kind("none"), DrafterKind::None);
+    EXPECT_EQ(parse_drafter_kind("draft"), DrafterKind::Model);
     EXPECT_THROW(parse_drafter_kind("model"), Error);
     SpeculationConfig c;
     c.drafter = DrafterKind::Ngram;
-    EXPECT_NE(make_drafter(c), nullptr);
+    EXPECT_NE(make_drafter(c, {}), nullptr);
     c.draft_max = 0;
-    EXPECT_THROW(make_drafter(c), Error);
+    EXPECT_THROW(make_drafter(c, {}), Error);
     c.draft_max = SpeculationConfig::kMaxDraft + 1;
     EXPECT_THROW(c.validate(), Error);
     c.drafter = DrafterKind::None;
     c.draft_max = 4;
-    EXPECT_EQ(make_drafter(c), nullptr);
+    EXPECT_EQ(make_drafter(c, {}), nullptr);
+    // The draft-model drafter without a model is refused before it is built.
+    c.drafter = DrafterKind::Model;
+    EXPECT_THROW(make_drafter(c, {}), Error);
 }
 
 }  // namespace

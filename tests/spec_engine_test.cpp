@@ -17,9 +17,9 @@ namespace {
 class WrongDrafter : public Drafter {
   public:
     explicit WrongDrafter(int32_t token) : token_(token) {}
-    void propose(std::span<const int32_t>, int64_t max_tokens,
-                 std::vector<int32_t>& out) const override {
-        out.assign(static_cast<size_t>(max_tokens), token_);
+    void propose(std::span<const DraftRequest> requests) override {
+        for (const DraftRequest& r : requests)
+            r.out->assign(static_cast<size_t>(r.max_tokens), token_);
     }
 
   private:

@@ -28,9 +28,13 @@ struct TinyLlama {
         return uint64_t(cols / info->block_size * info->block_bytes) * uint64_t(rows);
     }
 
+    // tokenizer.ggml.tokens when not empty (the weights do not depend on it).
+    std::vector<std::string> tokens;
+
     std::vector<uint8_t> to_bytes() const {
         GgufWriter w;
         w.add_string("general.architecture", "llama");
+        if (!tokens.empty()) w.add_string_array("tokenizer.ggml.tokens", tokens);
         w.add_u32("llama.block_count", kLayers);
         w.add_u32("llama.embedding_length", kEmbd);
         w.add_u32("llama.feed_forward_length", kFf);

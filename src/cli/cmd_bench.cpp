@@ -2,7 +2,8 @@
 // and llama-batched-bench measure them), each with its roofline view: FLOPs and bytes per
 // token from the cost model, achieved GFLOP/s and GB/s, and the fraction of this machine's
 // peaks, and which kernels ran (--isa caps their instruction set). `-o json` prints the same
-// rows as JSON for scripts. `--spec ngram` makes the generation tests speculate (with
+// rows as JSON for scripts. `--spec ngram` or `--draft-model M` makes the generation tests
+// speculate (with
 // `--tg-file`, tg starts from a given text, e.g. one the model will repeat).
 #include <algorithm>
 #include <cstdio>
@@ -115,7 +116,8 @@ void run(BenchCliOptions o) {
     o.bench.kv_type = o.kv_type.types();
     const int threads = o.bench.threads > 0 ? o.bench.threads : ThreadPool::default_threads();
     o.bench.threads = threads;
-    o.bench.speculation = o.spec.config();
+    std::unique_ptr<Model> draft;
+    o.bench.speculation = o.spec.config(*m.model, draft);
     if (!o.tg_file.empty()) {
         o.bench.tg_tokens = m.tokenizer->encode(read_text(o.tg_file), true, true);
         if (o.bench.tg_tokens.empty()) fail("the --tg-file prompt is empty");

@@ -18,6 +18,7 @@ namespace {
 
 struct ChatOptions {
     EngineOptions engine;
+    SpeculationOptions spec;
     SamplingOptions sampling;
     std::string system;
     std::string chat_template;
@@ -27,7 +28,10 @@ void chat(const ChatOptions& o) {
     require_chat_template(resolve_model_path(o.engine.model));
     LoadedModel m = load_model(o.engine.model);
     ChatTemplate tmpl = load_chat_template(o.chat_template, m.model->file(), *m.tokenizer);
-    Engine engine(*m.model, *m.tokenizer, o.engine.engine_config(1));
+    EngineConfig config = o.engine.engine_config(1);
+    std::unique_ptr<Model> draft;
+    config.speculation = o.spec.config(*m.model, draft);
+    Engine engine(*m.model, *m.tokenizer, config);
     ChatSession session(engine, *m.tokenizer, tmpl, o.system);
     const GenerationParams params = o.sampling.resolve();
     const bool interactive = isatty(STDIN_FILENO);
@@ -44,9 +48,14 @@ void chat(const ChatOptions& o) {
             std::fflush(stdout);
         });
         std::fputc('\n', stdout);
-        fmt::print(stderr, "[{} | {} new prompt tokens | {} tokens in context]\n",
+        const Engine::Stats& st = engine.stats();
+        const std::string speculation = config.speculation.drafter == DrafterKind::None
+                                            ? ""
+                                            : fmt::format(" | drafted {}, accepted {} so far",
+                                                          st.drafted_tokens, st.accepted_tokens);
+        fmt::print(stderr, "[{} | {} new prompt tokens | {} tokens in context{}]\n",
                    finish_reason_name(session.last_finish()), session.last_prompt_tokens(),
-                   session.context_tokens());
+                   session.context_tokens(), speculation);
     }
 }
 
@@ -56,6 +65,7 @@ void add_chat_command(CLI::App& app) {
     auto* cmd = app.add_subcommand("chat", "Chat with the model (reads messages from stdin)");
     auto o = std::make_shared<ChatOptions>();
     o->engine.add_to(*cmd);
+    o->spec.add_to(*cmd);
     o->sampling.add_to(*cmd, 512);
     add_chat_template_option(*cmd, o->chat_template);
     cmd->add_option("-s,--system", o->system,

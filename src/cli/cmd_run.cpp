@@ -54,7 +54,8 @@ void run(const RunOptions& o) {
     }
 
     EngineConfig config = o.engine.engine_config(1);
-    config.speculation = o.spec.config();
+    std::unique_ptr<Model> draft;
+    config.speculation = o.spec.config(*m.model, draft);
     Engine engine(*m.model, *m.tokenizer, config);
     const auto start = std::chrono::steady_clock::now();
     const int64_t id = engine.submit(tokens, params);

@@ -27,6 +27,7 @@ namespace {
 
 struct ServeOptions {
     EngineOptions engine;
+    SpeculationOptions spec;
     std::string host = "127.0.0.1";
     int port = 8080;
     int64_t max_seqs = 16;
@@ -57,6 +58,8 @@ void serve(const ServeOptions& o) {
     LoadedModel m = load_model(o.engine.model);
     EngineConfig config = o.engine.serve_config(m.model->config(), o.max_seqs);
     config.prefix_caching = !o.no_prefix_caching;
+    std::unique_ptr<Model> draft;  // a server-wide drafter; requests may opt out
+    config.speculation = o.spec.config(*m.model, draft);
     Engine engine(*m.model, *m.tokenizer, config);
 
     std::unique_ptr<ChatTemplate> chat_template;
@@ -98,10 +101,11 @@ void serve(const ServeOptions& o) {
     });
     fmt::print(stderr,
                "kite serve: model '{}', {} threads, context {}, KV cache {} tokens ({} bytes, "
-               "{:.0f} MiB, {}), max {} sequences, prefix caching {}\n",
+               "{:.0f} MiB, {}), max {} sequences, prefix caching {}, speculative decoding {}\n",
                served.id, engine.threads(), engine.context_length(), engine.kv_capacity_tokens(),
                engine.kv_cache().bytes(), engine.kv_cache().bytes() / 1048576.0,
-               kv_types_name(config.kv_type), o.max_seqs, config.prefix_caching ? "on" : "off");
+               kv_types_name(config.kv_type), o.max_seqs, config.prefix_caching ? "on" : "off",
+               speculation_summary(o.spec));
     fmt::print(stderr, "kite serve: listening on http://{}:{}\n", o.host, port);
     std::fflush(stderr);
     http.serve();
@@ -118,6 +122,7 @@ void add_serve_command(CLI::App& app) {
     auto* cmd = app.add_subcommand("serve", "Serve the model over an OpenAI-compatible HTTP API");
     auto o = std::make_shared<ServeOptions>();
     o->engine.add_to(*cmd);
+    o->spec.add_to(*cmd);
     add_chat_template_option(*cmd, o->chat_template);
     cmd->add_option("--host", o->host, "Address to listen on")->capture_default_str();
     cmd->add_option("--port", o->port, "Port (0: any free port)")

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "core/error.h"
+#include "engine/draft_vocabulary.h"
 
 namespace kite::cli {
 
@@ -50,21 +51,53 @@ EngineConfig EngineOptions::serve_config(const ModelConfig& model, int64_t max_s
 
 void SpeculationOptions::add_to(CLI::App& cmd) {
     cmd.add_option("--spec", drafter,
-                   "Speculative decoding drafter: none, or ngram (prompt lookup: guesses that "
-                   "text repeats its context; the output is unchanged)")
-        ->check(CLI::IsMember({"none", "ngram"}))
+                   "Speculative decoding drafter: none; ngram (prompt lookup: guesses that "
+                   "text repeats its context); draft (a smaller model, --draft-model). The "
+                   "output is unchanged")
+        ->check(CLI::IsMember({"none", "ngram", "draft"}))
         ->capture_default_str();
     cmd.add_option("--draft-max", draft_max, "Most tokens drafted per step (adaptive below it)")
         ->check(CLI::Range(int64_t{1}, SpeculationConfig::kMaxDraft))
         ->capture_default_str();
+    cmd.add_option("--draft-model", draft_model,
+                   "Draft model (path or name, as -m) with the model's vocabulary: implies "
+                   "--spec draft");
+    cmd.add_option("--draft-p-min", draft_p_min,
+                   "Draft model: stop a draft at a guess it gives less than this probability "
+                   "(0: always draft K)")
+        ->check(CLI::Range(0.0f, 1.0f))
+        ->capture_default_str();
 }
 
-SpeculationConfig SpeculationOptions::config() const {
+SpeculationConfig SpeculationOptions::config(const Model& target,
+                                             std::unique_ptr<Model>& draft) const {
     SpeculationConfig c;
-    c.drafter = parse_drafter_kind(drafter);
+    c.drafter = draft_model.empty() ? parse_drafter_kind(drafter) : DrafterKind::Model;
     c.draft_max = draft_max;
+    c.draft_p_min = draft_p_min;
+    if (!draft_model.empty() && drafter != "none" && drafter != "draft")
+        fail("--draft-model drafts with a model; it cannot be combined with --spec {}", drafter);
+    if (c.drafter == DrafterKind::Model && draft_model.empty())
+        fail("--spec draft needs a draft model: give --draft-model M");
+    if (c.drafter == DrafterKind::Model) {
+        try {
+            draft = Model::load(resolve_model_path(draft_model));
+        } catch (const Error& e) {
+            fail("cannot load the draft model: {}", e.what());
+        }
+        check_same_vocabulary(target.file(), target.config().n_vocab, draft->file(),
+                              draft->config().n_vocab);
+        c.draft_model = draft.get();
+    }
     c.validate();
     return c;
+}
+
+std::string speculation_summary(const SpeculationOptions& o) {
+    if (!o.draft_model.empty())
+        return fmt::format("draft model {}, K <= {}", o.draft_model, o.draft_max);
+    if (o.drafter == "none") return "off";
+    return fmt::format("{}, K <= {}", o.drafter, o.draft_max);
 }
 
 void SamplingOptions::add_to(CLI::App& cmd, int64_t default_max_tokens) {

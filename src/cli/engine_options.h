@@ -31,14 +31,22 @@ struct EngineOptions {
     EngineConfig serve_config(const ModelConfig& model, int64_t max_sequences) const;
 };
 
-// Speculative decoding: --spec DRAFTER and --draft-max K.
+// Speculative decoding: --spec DRAFTER, --draft-max K, --draft-model M and --draft-p-min P.
 struct SpeculationOptions {
     std::string drafter = "none";
     int64_t draft_max = SpeculationConfig{}.draft_max;
+    std::string draft_model;  // implies --spec draft
+    float draft_p_min = SpeculationConfig::kDefaultDraftPMin;
 
     void add_to(CLI::App& cmd);
-    SpeculationConfig config() const;
+    // The configuration; loads the draft model into `draft` when there is one (it must
+    // outlive the engine) and checks that it can draft for `target`, so a bad one stops
+    // the command before it prints anything. Throws kite::Error.
+    SpeculationConfig config(const Model& target, std::unique_ptr<Model>& draft) const;
 };
+
+// "off", "ngram, K <= 4" or "draft model M, K <= 4", for start-up lines.
+std::string speculation_summary(const SpeculationOptions& o);
 
 struct SamplingOptions {
     GenerationParams params;

@@ -1,6 +1,7 @@
 #include "engine/drafter.h"
 
 #include "core/error.h"
+#include "engine/model_drafter.h"
 #include "engine/ngram_drafter.h"
 
 namespace kite {
@@ -8,22 +9,40 @@ namespace kite {
 void SpeculationConfig::validate() const {
     if (draft_max < 1 || draft_max > kMaxDraft)
         fail("--draft-max must be between 1 and {}, got {}", kMaxDraft, draft_max);
+    if (!(draft_p_min >= 0 && draft_p_min <= 1))
+        fail("--draft-p-min must be between 0 and 1, got {}", draft_p_min);
+    if (drafter == DrafterKind::Model && draft_model == nullptr)
+        fail("the draft-model drafter needs a draft model (--draft-model)");
 }
+
+namespace {
+
+struct DrafterName {
+    const char* name;
+    DrafterKind kind;
+};
+
+constexpr DrafterName kDrafterNames[] = {
+    {"none", DrafterKind::None},
+    {"ngram", DrafterKind::Ngram},
+    {"draft", DrafterKind::Model},
+};
+
+}  // namespace
 
 DrafterKind parse_drafter_kind(const std::string& name) {
-    if (name == "none") return DrafterKind::None;
-    if (name == "ngram") return DrafterKind::Ngram;
-    fail("unknown speculative drafter '{}' (expected none or ngram)", name);
+    for (const DrafterName& d : kDrafterNames)
+        if (name == d.name) return d.kind;
+    fail("unknown speculative drafter '{}' (expected none, ngram or draft)", name);
 }
 
-std::unique_ptr<Drafter> make_drafter(const SpeculationConfig& config) {
+std::unique_ptr<Drafter> make_drafter(const SpeculationConfig& config,
+                                      const DrafterContext& context) {
     config.validate();
-    switch (config.drafter) {
-        case DrafterKind::None:
-            return nullptr;
-        case DrafterKind::Ngram:
-            return std::make_unique<NgramDrafter>();
-    }
+    if (config.drafter == DrafterKind::Ngram) return std::make_unique<NgramDrafter>();
+    if (config.drafter == DrafterKind::Model)
+        return std::make_unique<ModelDrafter>(*config.draft_model, context, config.draft_max,
+                                              config.draft_p_min);
     return nullptr;
 }
 

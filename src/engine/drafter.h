@@ -11,20 +11,37 @@
 #include <string>
 #include <vector>
 
+#include "core/thread_pool.h"
+#include "gguf/tensor_type.h"
+
 namespace kite {
+
+class Model;
+
+// One sequence's question to the drafter in a step.
+struct DraftRequest {
+    int64_t seq_id = 0;               // the same sequence keeps its id across steps
+    std::span<const int32_t> tokens;  // its verified prompt and output
+    int64_t max_tokens = 0;
+    std::vector<int32_t>* out = nullptr;  // replaced by at most max_tokens guesses (or none)
+};
 
 class Drafter {
   public:
     virtual ~Drafter() = default;
-    // Replaces `out` with at most `max_tokens` proposed continuations of `tokens` (the
-    // sequence's verified prompt and output); empty when it has no guess.
-    virtual void propose(std::span<const int32_t> tokens, int64_t max_tokens,
-                         std::vector<int32_t>& out) const = 0;
+    // Answers all of a step's requests at once, so a drafter with a model of its own can
+    // run them through it as one batch.
+    virtual void propose(std::span<const DraftRequest> requests) = 0;
+    // The sequence ended, was cancelled or preempted: forget what is kept for it.
+    virtual void release(int64_t /*seq_id*/) {}
+    // KV blocks of the drafter's own cache held for sequences (0 without one).
+    virtual int64_t blocks_used() const { return 0; }
 };
 
 enum class DrafterKind {
     None,   // no speculation
     Ngram,  // prompt lookup (engine/ngram_drafter.h)
+    Model,  // a smaller model with the same vocabulary (engine/model_drafter.h)
 };
 
 struct SpeculationConfig {
@@ -35,15 +52,36 @@ struct SpeculationConfig {
     // (engine/draft_length.h) stays at or below it.
     int64_t draft_max = 4;
     static constexpr int64_t kMaxDraft = 32;
+    // DrafterKind::Model: the draft model, loaded by the caller and outliving the engine.
+    const Model* draft_model = nullptr;
+    // DrafterKind::Model: a sequence's draft ends where the draft model's most likely token
+    // has a lower probability than this (a guess it is unsure of is mostly rejected, and
+    // costs a draft pass and a verified row); 0 drafts all K.
+    float draft_p_min = kDefaultDraftPMin;
+    static constexpr float kDefaultDraftPMin = 0.75f;
 
-    // Throws kite::Error when draft_max is outside 1..kMaxDraft.
+    // Throws kite::Error when draft_max is outside 1..kMaxDraft, draft_p_min outside 0..1,
+    // or a model drafter has no model.
     void validate() const;
 };
 
-// "none" or "ngram" -> the kind; throws kite::Error for anything else.
+// "none", "ngram" or "draft" -> the kind; throws kite::Error for anything else.
 DrafterKind parse_drafter_kind(const std::string& name);
 
-// The drafter a configuration asks for; null for DrafterKind::None.
-std::unique_ptr<Drafter> make_drafter(const SpeculationConfig& config);
+// What a drafter with its own KV cache sizes it from: the engine's limits.
+struct DrafterContext {
+    const Model* target = nullptr;
+    ThreadPool* pool = nullptr;
+    int64_t n_blocks = 0;  // blocks of the engine's KV cache
+    int64_t block_size = 16;
+    int64_t max_batch_tokens = 512;
+    int64_t max_sequences = 1;
+    TensorType kv_type = TensorType::F16;
+};
+
+// The drafter a configuration asks for; null for DrafterKind::None. Throws kite::Error when
+// the draft model cannot draft for the target (a different vocabulary).
+std::unique_ptr<Drafter> make_drafter(const SpeculationConfig& config,
+                                      const DrafterContext& context);
 
 }  // namespace kite

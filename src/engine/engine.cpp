@@ -56,7 +56,10 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
     state_ = std::make_unique<RunState>(model.config(), config_.max_batch_tokens,
                                         config_.max_batch_tokens);
     batch_.tokens.reserve(config_.max_batch_tokens);
-    drafter_ = make_drafter(config_.speculation);
+    drafter_ = make_drafter(config_.speculation,
+                            {&model, &pool_, n_blocks, config_.block_size, config_.max_batch_tokens,
+                             config_.max_sequences, config_.kv_type});
+    draft_requests_.reserve(static_cast<size_t>(config_.max_sequences));
 }
 
 Engine::~Engine() = default;
@@ -161,6 +164,7 @@ void Engine::extend(int64_t seq_id, const std::vector<int32_t>& tokens,
 void Engine::release(int64_t seq_id) {
     Active& a = active(seq_id);
     scheduler_->remove(a.seq);
+    if (drafter_) drafter_->release(seq_id);
     sequences_.erase(seq_id);
 }
 
@@ -172,6 +176,7 @@ bool Engine::has_work() const {
 // what it may still generate (one token always comes from the model itself) and the context.
 void Engine::propose_drafts() {
     if (!drafter_) return;
+    draft_requests_.clear();
     for (auto& [id, a] : sequences_) {
         Sequence& s = a->seq;
         s.draft.clear();
@@ -180,8 +185,9 @@ void Engine::propose_drafts() {
         const int64_t room = std::min(a->params.max_tokens - s.n_generated - 1,
                                       context_length_ - static_cast<int64_t>(s.tokens.size()));
         const int64_t n = std::min(room, a->draft_length.next());
-        if (n > 0) drafter_->propose(s.tokens, n, s.draft);
+        if (n > 0) draft_requests_.push_back({s.id, s.tokens, n, &s.draft});
     }
+    if (!draft_requests_.empty()) drafter_->propose(draft_requests_);
 }
 
 void Engine::build_batch() {
@@ -335,16 +341,23 @@ void Engine::after_forward(const float* logits) {
         scheduler_->publish_full_blocks(s);
         // A finished sequence leaves the running set; its blocks go back unless kept.
         // A sequence stopped by non-finite logits keeps nothing: its cache may hold the cause.
-        if (s.finished())
-            scheduler_->finish(
-                s, s.finish != FinishReason::NonFinite && active(s.id).params.keep_cache);
+        if (s.finished()) {
+            const bool keep = s.finish != FinishReason::NonFinite && active(s.id).params.keep_cache;
+            scheduler_->finish(s, keep);
+            if (!keep && drafter_) drafter_->release(s.id);
+        }
     }
 }
 
 const std::vector<TokenEvent>& Engine::step() {
     events_.clear();
+    // Drafting is part of the step's time: a draft model's passes are not free.
+    const auto start = std::chrono::steady_clock::now();
     propose_drafts();
     scheduler_->schedule(scheduled_);
+    // A preempted sequence is recomputed from scratch; its draft cache goes with it.
+    if (drafter_)
+        for (int64_t id : scheduler_->preempted()) drafter_->release(id);
     if (scheduled_.empty()) {
         // Nothing runs, so the waiting sequence cannot get a block: the rest are held by
         // finished sequences kept for their next turn (keep_cache).
@@ -353,7 +366,6 @@ const std::vector<TokenEvent>& Engine::step() {
                  blocks_->n_blocks(), config_.block_size);
         return events_;
     }
-    const auto start = std::chrono::steady_clock::now();
     build_batch();
     const float* logits = model_.forward(batch_, *kv_, *state_, pool_);
     int64_t prompt_tokens = 0;

@@ -84,6 +84,8 @@ class Engine {
     // Replaces the drafter the configuration named (null turns speculation off); for a
     // drafter the configuration cannot name, e.g. one a test controls.
     void set_drafter(std::unique_ptr<Drafter> drafter) { drafter_ = std::move(drafter); }
+    // Null without speculation.
+    const Drafter* drafter() const { return drafter_.get(); }
 
     bool has_work() const;
     // One engine step; the events are valid until the next call.
@@ -133,6 +135,7 @@ class Engine {
     int64_t next_id_ = 0;
     std::unordered_map<int64_t, std::unique_ptr<Active>> sequences_;
     std::vector<ScheduledChunk> scheduled_;
+    std::vector<DraftRequest> draft_requests_;
     Batch batch_;
     std::vector<TokenEvent> events_;
     Stats stats_;

@@ -12,8 +12,12 @@ NgramDrafter::NgramDrafter(int64_t max_ngram, int64_t min_ngram)
         fail("n-gram lengths must satisfy 1 <= min <= max, got {}..{}", min_ngram, max_ngram);
 }
 
-void NgramDrafter::propose(std::span<const int32_t> tokens, int64_t max_tokens,
-                           std::vector<int32_t>& out) const {
+void NgramDrafter::propose(std::span<const DraftRequest> requests) {
+    for (const DraftRequest& r : requests) lookup(r.tokens, r.max_tokens, *r.out);
+}
+
+void NgramDrafter::lookup(std::span<const int32_t> tokens, int64_t max_tokens,
+                          std::vector<int32_t>& out) const {
     out.clear();
     if (max_tokens <= 0) return;
     const auto size = static_cast<int64_t>(tokens.size());

@@ -13,8 +13,11 @@ class NgramDrafter : public Drafter {
   public:
     explicit NgramDrafter(int64_t max_ngram = 3, int64_t min_ngram = 1);
 
-    void propose(std::span<const int32_t> tokens, int64_t max_tokens,
-                 std::vector<int32_t>& out) const override;
+    void propose(std::span<const DraftRequest> requests) override;
+    // One sequence's guess: replaces `out` with at most `max_tokens` tokens (none when the
+    // tail occurs nowhere earlier).
+    void lookup(std::span<const int32_t> tokens, int64_t max_tokens,
+                std::vector<int32_t>& out) const;
 
   private:
     int64_t max_ngram_, min_ngram_;

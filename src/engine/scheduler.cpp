@@ -9,7 +9,9 @@ Scheduler::Scheduler(BlockPool& blocks, int64_t block_size, int64_t max_batch_to
     : blocks_(blocks),
       block_size_(block_size),
       max_batch_tokens_(max_batch_tokens),
-      max_running_(max_running) {}
+      max_running_(max_running) {
+    preempted_.reserve(static_cast<size_t>(max_running));  // so steps do not allocate
+}
 
 void Scheduler::add(Sequence& seq) {
     waiting_.push_back(&seq);
@@ -101,6 +103,7 @@ void Scheduler::preempt(Sequence& seq, std::vector<ScheduledChunk>& out, int64_t
     seq.n_computed = 0;
     seq.draft.clear();
     waiting_.push_front(&seq);  // victims go newest first, so the oldest ends up in front
+    preempted_.push_back(seq.id);
     stats_.preemptions++;
 }
 
@@ -135,6 +138,7 @@ int64_t Scheduler::fit_draft(Sequence& seq, int64_t budget) {
 
 void Scheduler::schedule(std::vector<ScheduledChunk>& out) {
     out.clear();
+    preempted_.clear();
     int64_t budget = max_batch_tokens_;
     const int64_t preemptions_before = stats_.preemptions;
     // Decodes first: a running sequence is never stalled behind someone's long prompt.

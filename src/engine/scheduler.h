@@ -54,6 +54,8 @@ class Scheduler {
     int64_t n_running() const { return static_cast<int64_t>(running_.size()); }
     int64_t n_waiting() const { return static_cast<int64_t>(waiting_.size()); }
     bool idle() const { return running_.empty() && waiting_.empty(); }
+    // Ids of the sequences the last schedule() preempted.
+    const std::vector<int64_t>& preempted() const { return preempted_; }
 
     struct Stats {
         int64_t preemptions = 0;
@@ -78,6 +80,7 @@ class Scheduler {
     int64_t max_running_;
     std::vector<Sequence*> running_;  // admission order
     std::deque<Sequence*> waiting_;
+    std::vector<int64_t> preempted_;
     Stats stats_;
 };
 

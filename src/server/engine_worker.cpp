@@ -165,6 +165,9 @@ void EngineWorker::publish_gauges() {
     g.prefix_cache_queries = s.stats().prefix_queries;
     g.prefix_cache_hits = s.stats().prefix_hits;
     g.preemptions = s.stats().preemptions;
+    g.draft_tokens = engine_.stats().drafted_tokens;
+    g.draft_accepted_tokens = engine_.stats().accepted_tokens;
+    g.draft_kv_blocks_used = engine_.drafter() ? engine_.drafter()->blocks_used() : 0;
     metrics_.set_engine(g);
 }
 

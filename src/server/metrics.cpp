@@ -109,6 +109,12 @@ std::string Metrics::render() const {
     single(out, "kite_preemptions_total", "counter",
            "Sequences preempted (blocks freed, recomputed later) for lack of KV blocks.",
            g.preemptions);
+    single(out, "kite_spec_draft_tokens_total", "counter",
+           "Speculative decoding: draft tokens verified.", g.draft_tokens);
+    single(out, "kite_spec_accepted_tokens_total", "counter",
+           "Speculative decoding: draft tokens the model kept.", g.draft_accepted_tokens);
+    single(out, "kite_draft_kv_blocks_used", "gauge",
+           "Blocks of the draft model's KV cache held by sequences.", g.draft_kv_blocks_used);
     return out;
 }
 

@@ -38,6 +38,9 @@ struct EngineGauges {
     int64_t prefix_cache_queries = 0;
     int64_t prefix_cache_hits = 0;
     int64_t preemptions = 0;
+    int64_t draft_tokens = 0;           // speculative decoding: draft tokens verified
+    int64_t draft_accepted_tokens = 0;  // of those, tokens the model kept
+    int64_t draft_kv_blocks_used = 0;   // the draft model's own KV cache
 };
 
 class Metrics {

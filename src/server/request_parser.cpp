@@ -326,6 +326,8 @@ CompletionRequest parse_completion_request(std::string_view body_text, bool chat
     }
     p.stop = stop_strings(body);
     p.ignore_eos = boolean(body, "ignore_eos", false);
+    // Kite's own: false opts this request out of the server's speculative decoding.
+    p.speculative = boolean(body, "speculative", true);
 
     if (chat) {
         if (boolean(body, "logprobs", false))

@@ -515,3 +515,49 @@ def test_tools_reach_the_template(tmp_path):
             WEATHER_TOOL["function"], name="get_time"))]) > with_tools
     finally:
         s.stop()
+
+
+DRAFT_MODEL = ROOT / "models" / "variants" / "default-q4_0.gguf"
+
+
+def test_draft_model_keeps_the_output_and_frees_its_cache(server, model_id):
+    """A server-wide draft model (the default model's Q4_0 variant): greedy text as without
+    it, alone and concurrent, a request may opt out, the draft counters move, and both KV
+    caches are empty once the requests end."""
+    if not DRAFT_MODEL.exists():
+        pytest.skip(f"{DRAFT_MODEL} is missing: scripts/make-variants.sh")
+    prompts = PROMPTS[:6]
+    plain = [greedy(server.client(), model_id, p, 12) for p in prompts]
+    s = Server("--max-seqs", "8", "--draft-model", str(DRAFT_MODEL))
+    try:
+        assert any("speculative decoding draft model" in line for line in s.log)
+        c = s.client()
+        assert greedy(c, model_id, prompts[0], 12) == plain[0]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(prompts)) as pool:
+            together = list(pool.map(lambda p: greedy(c, model_id, p, 12), prompts, timeout=300))
+        assert together == plain
+        m = s.wait_idle()
+        assert m["kite_spec_draft_tokens_total"] > 0
+        assert m["kite_spec_accepted_tokens_total"] > 0
+        assert m["kite_draft_kv_blocks_used"] == 0 and m["kite_kv_blocks_used"] == 0
+        drafted = m["kite_spec_draft_tokens_total"]
+        r = c.completions.create(model=model_id, prompt=prompts[1], max_tokens=12, temperature=0,
+                                 extra_body={"ignore_eos": True, "speculative": False})
+        assert r.choices[0].text == plain[1]
+        assert s.wait_idle()["kite_spec_draft_tokens_total"] == drafted
+    finally:
+        s.stop()
+    assert s.proc.returncode == 0
+
+
+def test_unusable_draft_models_stop_the_server_before_it_listens(tmp_path):
+    missing = tmp_path / "missing.gguf"
+    cases = [(missing, "cannot load the draft model")]
+    qwen = ROOT / "models" / "qwen2.5-coder-0.5b.gguf"
+    if qwen.exists():
+        cases.append((qwen, "cannot draft for"))
+    for path, why in cases:
+        r = subprocess.run([KITE, "serve", "-m", MODEL, "--port", "0", "--draft-model", str(path)],
+                           capture_output=True, text=True, timeout=STARTUP_TIMEOUT)
+        assert r.returncode == 1, r.stderr
+        assert why in r.stderr and "listening" not in r.stderr
