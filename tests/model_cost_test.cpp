@@ -67,11 +67,12 @@ TEST_F(ModelCostTest, ParametersAndBytesMatchTheFile) {
     ASSERT_NE(embd, nullptr);
     EXPECT_EQ(cost_.embd_row_bytes, embd->n_bytes / static_cast<uint64_t>(config_.n_vocab));
     const KvCacheShape shape{config_.n_layers, config_.n_kv_heads, config_.head_dim};
-    EXPECT_EQ(cost_.kv_bytes_per_token(2), KvCache::bytes_per_token(shape, TensorType::F16));
+    EXPECT_EQ(cost_.kv_bytes_per_token(2),
+              static_cast<double>(KvCache::bytes_per_token(shape, TensorType::F16)));
     EXPECT_EQ(cost_.kv_bytes_per_token(2), 23040);
     // The block formats at their real bytes: 34 and 18 bytes per 32 values.
     EXPECT_EQ(cost_.kv_bytes_per_token(kv_bytes_per_element(TensorType::Q8_0)),
-              KvCache::bytes_per_token(shape, TensorType::Q8_0));
+              static_cast<double>(KvCache::bytes_per_token(shape, TensorType::Q8_0)));
     EXPECT_EQ(cost_.kv_bytes_per_token(kv_bytes_per_element(TensorType::Q4_0)), 6480);
 }
 
