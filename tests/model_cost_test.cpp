@@ -12,6 +12,7 @@
 #include "engine/roofline.h"
 #include "gguf/gguf_file.h"
 #include "kernels/isa.h"
+#include "kv/kv_cache.h"
 #include "model/model_config.h"
 #include "model/model_cost.h"
 #include "test_paths.h"
@@ -65,8 +66,14 @@ TEST_F(ModelCostTest, ParametersAndBytesMatchTheFile) {
     const GgufTensor* embd = file_->find_tensor("token_embd.weight");
     ASSERT_NE(embd, nullptr);
     EXPECT_EQ(cost_.embd_row_bytes, embd->n_bytes / static_cast<uint64_t>(config_.n_vocab));
-    EXPECT_EQ(cost_.kv_bytes_per_token(2), config_.kv_bytes_per_token(2));
+    const KvCacheShape shape{config_.n_layers, config_.n_kv_heads, config_.head_dim};
+    EXPECT_EQ(cost_.kv_bytes_per_token(2),
+              static_cast<double>(KvCache::bytes_per_token(shape, TensorType::F16)));
     EXPECT_EQ(cost_.kv_bytes_per_token(2), 23040);
+    // The block formats at their real bytes: 34 and 18 bytes per 32 values.
+    EXPECT_EQ(cost_.kv_bytes_per_token(kv_bytes_per_element(TensorType::Q8_0)),
+              static_cast<double>(KvCache::bytes_per_token(shape, TensorType::Q8_0)));
+    EXPECT_EQ(cost_.kv_bytes_per_token(kv_bytes_per_element(TensorType::Q4_0)), 6480);
 }
 
 TEST_F(ModelCostTest, DecodeTokenIsTwiceTheParametersPlusAttention) {
@@ -76,7 +83,7 @@ TEST_F(ModelCostTest, DecodeTokenIsTwiceTheParametersPlusAttention) {
                                       attention_per_key() * static_cast<double>(s + 1))
             << s;
         EXPECT_DOUBLE_EQ(p.bytes, static_cast<double>(whole_tensor_bytes() + cost_.embd_row_bytes +
-                                                      (s + 1) * config_.kv_bytes_per_token(2)))
+                                                      (s + 1) * cost_.kv_bytes_per_token(2)))
             << s;
     }
 }

@@ -37,11 +37,6 @@ struct ModelConfig {
     double attention_scale = 0;  // multiplies q.k: <arch>.attention.scale or 1/sqrt(head_dim)
     int64_t sliding_window = 0;  // <arch>.attention.sliding_window; 0: none
     std::vector<LayerAttention> layers;
-
-    // KV-cache bytes for one token: M_kv = 2 * b * L * H_kv * d_h (keys and values).
-    int64_t kv_bytes_per_token(int64_t bytes_per_element) const {
-        return 2 * bytes_per_element * n_layers * n_kv_heads * head_dim;
-    }
 };
 
 // Throws kite::Error, naming the file and the key, for an unknown architecture or missing or
