@@ -196,8 +196,7 @@ TEST_F(SpecModelDrafterTest, PreemptionAndCancellationFreeTheDraftCache) {
     const GenerationParams p = greedy(20);
     const auto plain = generate(config(1, 0), {kPrompts[1], kPrompts[2], kPrompts[3]}, p);
     EngineConfig c = config(4, 4);
-    c.kv_bytes = 5 * 16 * KvCache::element_bytes(c.kv_type) * 2 * target_->config().n_layers *
-                 target_->config().n_kv_heads * target_->config().head_dim;
+    c.kv_bytes = KvCache::block_bytes(target_->kv_shape(), c.kv_type, 16) * 5;
     Engine engine(*target_, *tokenizer_, c);
     ASSERT_EQ(engine.block_pool().n_blocks(), 5);
     std::vector<int64_t> ids;

@@ -13,6 +13,7 @@
 
 #include "core/thread_pool.h"
 #include "gguf/tensor_type.h"
+#include "kv/kv_type.h"
 
 namespace kite {
 
@@ -76,7 +77,7 @@ struct DrafterContext {
     int64_t block_size = 16;
     int64_t max_batch_tokens = 512;
     int64_t max_sequences = 1;
-    TensorType kv_type = TensorType::F16;
+    KvTypes kv_type;  // the draft cache stores what the engine's stores
 };
 
 // The drafter a configuration asks for; null for DrafterKind::None. Throws kite::Error when
