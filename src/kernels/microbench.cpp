@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -29,6 +30,12 @@ std::atomic<uint64_t> g_sink{0};
 
 void sink(uint64_t v) {
     g_sink.fetch_xor(v, std::memory_order_relaxed);
+}
+
+// A kernel's float result kept by its bits: the value itself may be far outside any integer
+// type (converting it would be undefined behaviour).
+void sink(float v) {
+    sink(uint64_t{std::bit_cast<uint32_t>(v)});
 }
 
 #if defined(__x86_64__)
@@ -252,7 +259,7 @@ double time_kernel(ThreadPool& pool, KernelFn fn, int64_t iters) {
         for (int64_t t = begin; t < end; ++t) fn(iters, 1.0f + static_cast<float>(t), &out[t]);
     });
     const double s = seconds_since(start);
-    for (float v : out) sink(static_cast<uint64_t>(static_cast<int64_t>(v)));
+    for (float v : out) sink(v);
     return s;
 }
 
@@ -361,7 +368,7 @@ bool bf16_dot_outruns_fp32_fma() {
         start = std::chrono::steady_clock::now();
         bf16_avx512(kIters, 1.0f, &out[1]);
         dot = std::min(dot, seconds_since(start));
-        sink(static_cast<uint64_t>(static_cast<int64_t>(out[0] + out[1])));
+        sink(out[0] + out[1]);
     }
     // An iteration is 16 FMAs of 16 products, or 16 dots of 32.
     return 32 / dot > 16 / fma;
