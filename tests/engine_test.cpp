@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "engine/engine.h"
+#include "greedy_params.h"
 #include "isa_cap.h"
 #include "test_paths.h"
 
@@ -32,13 +33,7 @@ class EngineTest : public ::testing::Test {
         return c;
     }
 
-    static GenerationParams greedy(int64_t n) {
-        GenerationParams p;
-        p.sampling.temperature = 0;
-        p.max_tokens = n;
-        p.ignore_eos = true;
-        return p;
-    }
+    static GenerationParams greedy(int64_t n) { return test::greedy_params(n); }
 
     std::vector<int32_t> encode(const std::string& text) {
         return tokenizer_->encode(text, true, true);

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "engine/engine.h"
+#include "greedy_params.h"
 #include "test_paths.h"
 
 namespace kite {
@@ -50,13 +51,7 @@ class SpecEngineTest : public ::testing::Test {
         return c;
     }
 
-    static GenerationParams greedy(int64_t n) {
-        GenerationParams p;
-        p.sampling.temperature = 0;
-        p.max_tokens = n;
-        p.ignore_eos = true;
-        return p;
-    }
+    static GenerationParams greedy(int64_t n) { return test::greedy_params(n); }
 
     struct Run {
         std::vector<std::vector<int32_t>> tokens;

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "engine/draft_vocabulary.h"
 #include "engine/engine.h"
+#include "greedy_params.h"
 #include "run_command.h"
 #include "test_paths.h"
 #include "tiny_llama.h"
@@ -58,13 +59,7 @@ class SpecModelDrafterTest : public ::testing::Test {
         return c;
     }
 
-    static GenerationParams greedy(int64_t n) {
-        GenerationParams p;
-        p.sampling.temperature = 0;
-        p.max_tokens = n;
-        p.ignore_eos = true;
-        return p;
-    }
+    static GenerationParams greedy(int64_t n) { return test::greedy_params(n); }
 
     // Runs the prompts together; the target's blocks are exactly what the verified tokens
     // need after every step, and neither cache holds a block once all are released.
