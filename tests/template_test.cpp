@@ -117,6 +117,14 @@ TEST(Template, FiltersTemplatesUse) {
     EXPECT_EQ(render("{{ {'k': [1]} | tojson(indent=2) }}"), "{\n  \"k\": [\n    1\n  ]\n}");
     EXPECT_THROW(render("{{ [1] | map('string') | tojson }}"), TemplateError);  // a generator
     EXPECT_THROW(render("{{ 1 | no_such_filter }}"), TemplateError);
+    // Arguments of the wrong type are template errors, not crashes (found by the fuzzer).
+    EXPECT_THROW(render("{{ 'x' | indent(missing) }}"), TemplateError);
+    EXPECT_THROW(render("{{ 'x' | indent([2]) }}"), TemplateError);
+    EXPECT_THROW(render("{{ 'x' | tojson(indent='2') }}"), TemplateError);
+    EXPECT_THROW(render("{{ range('a') }}"), TemplateError);
+    EXPECT_THROW(render("{{ 'x' | center('a') }}"), TemplateError);
+    EXPECT_THROW(render("{{ 'x' | replace('x', 'y', 'z') }}"), TemplateError);
+    EXPECT_THROW(render("{{ 1.5 | round('a') }}"), TemplateError);
 }
 
 TEST(Template, StringDictListMethods) {

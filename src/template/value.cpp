@@ -36,6 +36,10 @@ Value Value::markup(std::string text) {
     return v;
 }
 
+void Value::wrong_type(const char* wanted) const {
+    template_fail("expected {}, got {}", wanted, type_name());
+}
+
 double Value::as_float() const {
     if (is_float()) return std::get<double>(v_);
     return static_cast<double>(as_int());

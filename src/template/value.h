@@ -86,15 +86,17 @@ class Value {
     bool is_generator() const { return generator_; }
     bool is_markup() const { return markup_; }
 
-    bool as_bool() const { return std::get<bool>(v_); }
-    int64_t as_int() const { return is_bool() ? as_bool() : std::get<int64_t>(v_); }
+    // The accessors raise TemplateError on a value of another type, so a template that passes
+    // the wrong type to a filter gets an error, never a crash.
+    bool as_bool() const { return get<bool>("a boolean"); }
+    int64_t as_int() const { return is_bool() ? as_bool() : get<int64_t>("an integer"); }
     double as_float() const;  // any number
-    const std::string& str() const { return std::get<std::string>(v_); }
-    const List& list() const { return *std::get<std::shared_ptr<List>>(v_); }
-    List& list_mut() { return *std::get<std::shared_ptr<List>>(v_); }
-    const Dict& dict() const { return *std::get<std::shared_ptr<Dict>>(v_); }
-    Dict& dict_mut() { return *std::get<std::shared_ptr<Dict>>(v_); }
-    const Function& function() const { return *std::get<std::shared_ptr<Function>>(v_); }
+    const std::string& str() const { return get<std::string>("a string"); }
+    const List& list() const { return *get<std::shared_ptr<List>>("a list"); }
+    List& list_mut() { return *get<std::shared_ptr<List>>("a list"); }
+    const Dict& dict() const { return *get<std::shared_ptr<Dict>>("a dict"); }
+    Dict& dict_mut() { return *get<std::shared_ptr<Dict>>("a dict"); }
+    const Function& function() const { return *get<std::shared_ptr<Function>>("a function"); }
     const std::string& undefined_hint() const { return std::get<Undefined>(v_).hint; }
 
     // Python's bool(x).
@@ -103,6 +105,13 @@ class Value {
     const char* type_name() const;
 
   private:
+    template <typename T>
+    const T& get(const char* wanted) const {
+        if (const T* p = std::get_if<T>(&v_)) return *p;
+        wrong_type(wanted);
+    }
+    [[noreturn]] void wrong_type(const char* wanted) const;
+
     std::variant<Undefined, None, bool, int64_t, double, std::string, std::shared_ptr<List>,
                  std::shared_ptr<Dict>, std::shared_ptr<Function>>
         v_;
