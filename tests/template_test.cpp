@@ -127,6 +127,25 @@ TEST(Template, FiltersTemplatesUse) {
     EXPECT_THROW(render("{{ 1.5 | round('a') }}"), TemplateError);
 }
 
+TEST(Template, NumbersAtTheEdgesOfInt64AreErrorsOrPythonsResults) {
+    // Expected strings are Python jinja2 3.1's renderings.
+    EXPECT_EQ(render("{{ 1e999 }} {{ 1e-999 }}"), "inf 0.0");
+    EXPECT_EQ(render("{{ -7 // 2 }} {{ -7 % 2 }} {{ 7 % -2 }}"), "-4 1 -1");
+    EXPECT_EQ(render("{{ 1 ** 99999999999 }} {{ (-1) ** 99999999999 }}"), "1 -1");
+    EXPECT_EQ(render("{{ 2 ** 62 }}"), "4611686018427387904");
+    EXPECT_EQ(render("{{ [[1]] | map(attribute='0') | list }}"), "[1]");
+    EXPECT_EQ(render("{{ [missing, 1] }}{{ missing }}"), "[Undefined, 1]");
+    // Python's integers are unbounded; where an int64 overflows Kite raises instead.
+    EXPECT_THROW(render("{{ 2 ** 63 }}"), TemplateError);
+    EXPECT_THROW(render("{{ (-9223372036854775807 - 1) // -1 }}"), TemplateError);
+    EXPECT_EQ(render("{{ (-9223372036854775807 - 1) % -1 }}"), "0");
+    EXPECT_THROW(render("{{ (-9223372036854775807 - 1) | abs }}"), TemplateError);
+    EXPECT_THROW(render("{{ [9223372036854775807, 1] | sum }}"), TemplateError);
+    EXPECT_THROW(render("{{ 1e300 | int }}"), TemplateError);
+    EXPECT_THROW(render("{{ '1e300' | int }}"), TemplateError);
+    EXPECT_EQ(render("{{ [[1]] | map(attribute='99999999999999999999') | list }}"), "[Undefined]");
+}
+
 TEST(Template, StringDictListMethods) {
     EXPECT_EQ(render("{{ ' a b '.strip() }}|{{ 'a b  c'.split() }}|{{ 'a,b'.split(',') }}|"
                      "{{ 'xxhixx'.lstrip('x') }}|{{ 'Hello'.startswith(('He', 'x')) }}|"

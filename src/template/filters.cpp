@@ -1,7 +1,10 @@
 #include "template/filters.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <stdexcept>
 
 #include "template/call_args.h"
 #include "template/error.h"
@@ -18,8 +21,11 @@ namespace {
 Value get_path(Renderer& r, Value v, const std::string& path) {
     for (const std::string& part : py_split(path, std::string("."), -1)) {
         const bool digits = !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit);
-        v = digits ? r.get_item(v, Value(static_cast<int64_t>(std::stoll(part))))
-                   : r.get_item(v, Value(part));
+        int64_t index = 0;
+        const bool is_index =
+            digits &&
+            std::from_chars(part.data(), part.data() + part.size(), index).ec == std::errc();
+        v = is_index ? r.get_item(v, Value(index)) : r.get_item(v, Value(part));
     }
     return v;
 }
@@ -154,11 +160,16 @@ Value extreme(const Value& seq, bool want_max) {
     return best;
 }
 
+// int(f) truncates; Python's integers hold any finite float, an int64 only those below 2^63.
+Value float_to_int(double f) {
+    if (!(f >= -0x1p63 && f < 0x1p63)) template_fail("OverflowError: {} is too large for int", f);
+    return Value(static_cast<int64_t>(f));
+}
+
 Value to_int(const Value& v, CallArgs& args) {
     const Value fallback = arg(args, 0, "default", Value(int64_t{0}));
     if (v.is_int() || v.is_bool()) return Value(v.as_int());
-    if (v.is_float())
-        return std::isfinite(v.as_float()) ? Value(static_cast<int64_t>(v.as_float())) : fallback;
+    if (v.is_float()) return std::isfinite(v.as_float()) ? float_to_int(v.as_float()) : fallback;
     if (v.is_string()) {
         try {
             size_t end = 0;
@@ -166,8 +177,8 @@ Value to_int(const Value& v, CallArgs& args) {
             const long long n = std::stoll(s, &end);
             if (end == s.size()) return Value(static_cast<int64_t>(n));
             const double f = std::stod(s, &end);
-            if (end == s.size()) return Value(static_cast<int64_t>(f));
-        } catch (const std::exception&) {
+            if (end == s.size()) return float_to_int(f);
+        } catch (const std::logic_error&) {  // stoll/stod: not a number, or out of range
         }
     }
     return fallback;
@@ -182,7 +193,7 @@ Value to_float(const Value& v, CallArgs& args) {
             const std::string s = py_strip(v.str(), std::nullopt, true, true);
             const double f = std::stod(s, &end);
             if (end == s.size()) return Value(f);
-        } catch (const std::exception&) {
+        } catch (const std::logic_error&) {  // stod: not a number, or out of range
         }
     }
     return fallback;
@@ -280,8 +291,13 @@ Value apply_filter(const std::string& name, const Value& v, CallArgs& args, Rend
             const Value x = attribute.is_undefined() ? item : get_path(r, item, to_str(attribute));
             if (!x.is_number() || !total.is_number())
                 template_fail("TypeError: sum of non-numbers");
-            total = total.is_float() || x.is_float() ? Value(total.as_float() + x.as_float())
-                                                     : Value(total.as_int() + x.as_int());
+            int64_t sum = 0;
+            if (total.is_float() || x.is_float())
+                total = Value(total.as_float() + x.as_float());
+            else if (__builtin_add_overflow(total.as_int(), x.as_int(), &sum))
+                template_fail("OverflowError: integer too large");
+            else
+                total = Value(sum);
         }
         return total;
     }
@@ -289,8 +305,9 @@ Value apply_filter(const std::string& name, const Value& v, CallArgs& args, Rend
     if (name == "float") return to_float(v, args);
     if (name == "abs") {
         if (!v.is_number()) template_fail("TypeError: bad operand type for abs()");
-        return v.is_float() ? Value(std::fabs(v.as_float()))
-                            : Value(static_cast<int64_t>(std::llabs(v.as_int())));
+        if (v.is_float()) return Value(std::fabs(v.as_float()));
+        if (v.as_int() == INT64_MIN) template_fail("OverflowError: integer too large");
+        return Value(static_cast<int64_t>(std::llabs(v.as_int())));
     }
     if (name == "round") {
         const int64_t precision = int_arg(args, 0, "precision", 0, "round");

@@ -1,6 +1,7 @@
 #include "template/parser.h"
 
 #include <charconv>
+#include <cstdlib>
 #include <set>
 
 #include "template/error.h"
@@ -458,7 +459,8 @@ class Parser {
         auto e = expr(Expr::Kind::Literal);
         const Token& t = next();
         if (t.type == Type::Float) {
-            e->value = Value(std::stod(t.text));
+            // strtod, as Python's float(): inf on overflow and 0 on underflow, no exception.
+            e->value = Value(std::strtod(t.text.c_str(), nullptr));
         } else {
             int64_t v = 0;
             auto [ptr, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);

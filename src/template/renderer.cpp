@@ -1,6 +1,7 @@
 #include "template/renderer.h"
 
 #include <cmath>
+#include <cstdint>
 
 #include "template/call_args.h"
 #include "template/error.h"
@@ -31,11 +32,37 @@ std::optional<size_t> index_in(int64_t i, size_t size) {
     return static_cast<size_t>(i);
 }
 
+// Python's // and % on integers. Python's integers have no limit; the one result an int64
+// cannot hold, INT64_MIN // -1, is an error here (in C++ it is undefined behaviour).
 int64_t floor_div(int64_t a, int64_t b) {
     if (b == 0) template_fail("ZeroDivisionError: integer division or modulo by zero");
+    if (b == -1) {
+        if (a == INT64_MIN) template_fail("OverflowError: integer too large");
+        return -a;
+    }
     int64_t q = a / b;
     if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
     return q;
+}
+
+int64_t floor_mod(int64_t a, int64_t b) {
+    if (b == 0) template_fail("ZeroDivisionError: integer division or modulo by zero");
+    if (b == -1) return 0;
+    const int64_t r = a % b;
+    return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+}
+
+// x ** y for y >= 0 by squaring: at most 63 steps, however large y is.
+int64_t int_power(int64_t x, int64_t y) {
+    int64_t result = 1;
+    while (y > 0) {
+        if ((y & 1) && __builtin_mul_overflow(result, x, &result))
+            template_fail("OverflowError: integer too large");
+        y >>= 1;
+        if (y > 0 && __builtin_mul_overflow(x, x, &x))
+            template_fail("OverflowError: integer too large");
+    }
+    return result;
 }
 
 Value arithmetic(const std::string& op, const Value& a, const Value& b, size_t max_bytes) {
@@ -49,7 +76,7 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b, size_t m
         if (op == "-" && ints && !__builtin_sub_overflow(x, y, &r)) return Value(r);
         if (op == "*" && ints && !__builtin_mul_overflow(x, y, &r)) return Value(r);
         if (op == "//" && ints) return Value(floor_div(x, y));
-        if (op == "%" && ints) return Value(x - floor_div(x, y) * y);
+        if (op == "%" && ints) return Value(floor_mod(x, y));
         const double p = a.as_float(), q = b.as_float();
         if (op == "+") return Value(p + q);
         if (op == "-") return Value(p - q);
@@ -60,13 +87,7 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b, size_t m
         if (op == "//") return Value(std::floor(p / q));
         if (op == "%") return Value(p - std::floor(p / q) * q);
         if (op == "**") {
-            if (ints && y >= 0) {
-                int64_t result = 1;
-                for (int64_t i = 0; i < y; ++i)
-                    if (__builtin_mul_overflow(result, x, &result))
-                        template_fail("OverflowError: integer too large");
-                return Value(result);
-            }
+            if (ints && y >= 0) return Value(int_power(x, y));
             return Value(std::pow(p, q));
         }
     }

@@ -169,6 +169,8 @@ void append_items(std::string& out, const Value& v, int depth) {
 void append_repr(std::string& out, const Value& v, int depth) {
     if (v.is_string()) {
         out += py_str_repr(v.str());
+    } else if (v.is_undefined()) {
+        out += "Undefined";  // jinja2's Undefined.__repr__; its str() is empty
     } else if ((v.is_list() && !v.is_generator()) || v.is_dict()) {
         append_items(out, v, depth);
     } else {
