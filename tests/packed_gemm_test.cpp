@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -147,6 +148,26 @@ TEST(PackedGemm, EveryIsaAndTypeMatchesReference) {
                         if (HasFatalFailure()) return;
                     }
                 }
+        }
+}
+
+// Load packs ranges of groups on several threads: any split gives the bytes of one pass.
+TEST(PackedGemm, PackingInRangesOfGroupsEqualsOnePass) {
+    std::mt19937 rng(29);
+    for (Isa isa : packed_isas())
+        for (TensorType type : kTypes) {
+            const PackedKernels& k = *packed_kernels(type, isa);
+            const int64_t cols = column_counts(type).back(), rows = 5 * k.rows_per_group + 3;
+            const TestMatrix m(type, rows, cols, k, rng);
+            const int64_t groups = packed_groups(m.w, k);
+            ASSERT_EQ(groups, 6);
+            const PackedBytes parts = allocate_packed(m.w, k);
+            for (auto [g0, g1] : {std::pair<int64_t, int64_t>{4, 6}, {0, 1}, {1, 4}})
+                pack_groups(m.w, k, g0, g1, parts.get());
+            // Both mappings have the same length, zero past the packed bytes.
+            ASSERT_EQ(parts.get_deleter().bytes, m.packed.get_deleter().bytes);
+            EXPECT_EQ(std::memcmp(parts.get(), m.packed.get(), parts.get_deleter().bytes), 0)
+                << isa_name(isa) << " " << tensor_type_name(type);
         }
 }
 

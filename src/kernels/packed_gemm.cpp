@@ -18,19 +18,29 @@
 
 namespace kite {
 
-void AlignedFree::operator()(uint8_t* p) const {
-    std::free(p);
+PackedBytes allocate_packed(const WeightMatrix& w, const PackedKernels& k) {
+    const int64_t rows = k.rows_per_group;
+    return allocate_huge_pages(
+        static_cast<size_t>(packed::n_groups(w, rows) * packed::group_bytes(w, rows)));
+}
+
+int64_t packed_groups(const WeightMatrix& w, const PackedKernels& k) {
+    return packed::n_groups(w, k.rows_per_group);
+}
+
+void pack_groups(const WeightMatrix& w, const PackedKernels& k, int64_t g0, int64_t g1,
+                 uint8_t* packed) {
+    // The groups' rows packed as a matrix of their own are exactly those groups' bytes.
+    const int64_t rows = k.rows_per_group;
+    WeightMatrix part = w;
+    part.data = w.data + g0 * rows * static_cast<int64_t>(w.row_bytes);
+    part.rows = std::min(g1 * rows, w.rows) - g0 * rows;
+    packed::pack_into(part, rows, packed + g0 * packed::group_bytes(w, rows));
 }
 
 PackedBytes pack_weights(const WeightMatrix& w, const PackedKernels& k) {
-    const int64_t rows = k.rows_per_group;
-    const size_t bytes =
-        static_cast<size_t>(packed::n_groups(w, rows) * packed::group_bytes(w, rows));
-    const size_t rounded = (bytes + 63) / 64 * 64;
-    PackedBytes out(static_cast<uint8_t*>(std::aligned_alloc(64, rounded)));
-    if (!out) fail("pack_weights: out of memory ({} bytes)", rounded);
-    std::memset(out.get(), 0, rounded);
-    packed::pack_into(w, rows, out.get());
+    PackedBytes out = allocate_packed(w, k);
+    pack_groups(w, k, 0, packed_groups(w, k), out.get());
     return out;
 }
 

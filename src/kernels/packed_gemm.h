@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/huge_pages.h"
 #include "kernels/isa.h"
 #include "kernels/matmul.h"
 
@@ -58,14 +59,19 @@ struct BlockQ8Biased {
 };
 static_assert(sizeof(BlockQ8Biased) == 36);
 
-// 64-byte aligned bytes owned by a ModelWeights.
-struct AlignedFree {
-    void operator()(uint8_t* p) const;
-};
-using PackedBytes = std::unique_ptr<uint8_t[], AlignedFree>;
+// Packed matrices live in huge pages: decode streams all of them once per token.
+using PackedBytes = HugePageBytes;
 
 // Repacks w for k (k must be the kernels for w.type).
 PackedBytes pack_weights(const WeightMatrix& w, const PackedKernels& k);
+
+// The same in parts, for packing on several threads: the zeroed bytes of w packed for k,
+// then groups [g0, g1) of them (of packed_groups(w, k)). Groups are independent, so threads
+// may pack disjoint ranges of one matrix at once.
+PackedBytes allocate_packed(const WeightMatrix& w, const PackedKernels& k);
+int64_t packed_groups(const WeightMatrix& w, const PackedKernels& k);
+void pack_groups(const WeightMatrix& w, const PackedKernels& k, int64_t g0, int64_t g1,
+                 uint8_t* packed);
 
 // ---- For the kernel files: activation formats and the group loop they share -----------------
 namespace packed {

@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "core/error.h"
+#include "core/thread_pool.h"
 #include "kernels/isa.h"
+#include "kernels/packed_gemm.h"
 #include "kernels/weight_kernels.h"
 #include "model/weight_validation.h"
 #include "quant/convert.h"
@@ -184,17 +187,6 @@ void bind_all(const GgufFile& f, std::span<const TensorSpec> specs, const std::s
     }
 }
 
-// The file's copy of a packed matrix is not read again (but for token embedding rows of a
-// tied LM head, which page back in as needed), so its pages leave the resident set.
-void pack(const GgufFile& f, WeightMatrix& m, std::vector<PackedBytes>& owner) {
-    const PackedKernels* kernels = packed_kernels(m.type, active_isa());
-    if (!kernels) return;
-    owner.push_back(pack_weights(m, *kernels));
-    m.packed = owner.back().get();
-    m.kernels = kernels;
-    f.drop_pages(m.data, m.rows * m.row_bytes);
-}
-
 }  // namespace
 
 ModelWeights bind_weights(const GgufFile& f, const ModelConfig& c) {
@@ -213,11 +205,44 @@ ModelWeights bind_weights(const GgufFile& f, const ModelConfig& c) {
     return w;
 }
 
+// Packing reads and rewrites every weight byte, most of a large model's load time, so the
+// matrices are cut into ranges of groups that all the machine's cores pack at once. The
+// file's copy of a packed matrix is not read again (but for token embedding rows of a tied
+// LM head, which page back in as needed), so its pages then leave the resident set.
 void pack_matrices(const GgufFile& f, ModelWeights& w) {
+    struct Range {
+        WeightMatrix* m;
+        uint8_t* packed;
+        int64_t g0, g1;
+    };
+    constexpr int64_t kRangeBytes = 1 << 20;  // of the file's rows: ranges of similar cost
+    std::vector<WeightMatrix*> matrices;
+    std::vector<Range> ranges;
+    auto add = [&](WeightMatrix& m) {
+        const PackedKernels* kernels = packed_kernels(m.type, active_isa());
+        if (!kernels) return;
+        w.packed.push_back(allocate_packed(m, *kernels));
+        m.packed = w.packed.back().get();
+        m.kernels = kernels;
+        matrices.push_back(&m);
+        const int64_t n = packed_groups(m, *kernels);
+        const int64_t group_file_bytes =
+            kernels->rows_per_group * static_cast<int64_t>(m.row_bytes);
+        const int64_t step = std::max<int64_t>(1, kRangeBytes / group_file_bytes);
+        for (int64_t g = 0; g < n; g += step)
+            ranges.push_back({&m, w.packed.back().get(), g, std::min(n, g + step)});
+    };
     for (LayerWeights& l : w.layers)
-        for (WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
-            pack(f, *m, w.packed);
-    pack(f, w.output, w.packed);
+        for (WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) add(*m);
+    add(w.output);
+    ThreadPool pool(ThreadPool::default_threads());
+    pool.parallel_for(static_cast<int64_t>(ranges.size()), [&](int64_t begin, int64_t end, int) {
+        for (int64_t i = begin; i < end; ++i) {
+            const Range& r = ranges[static_cast<size_t>(i)];
+            pack_groups(*r.m, *r.m->kernels, r.g0, r.g1, r.packed);
+        }
+    });
+    for (const WeightMatrix* m : matrices) f.drop_pages(m->data, m->rows * m->row_bytes);
 }
 
 }  // namespace kite

@@ -1,0 +1,22 @@
+// Memory for data read whole on every token (the packed weights): fresh anonymous pages,
+// aligned to 2 MiB and advised as transparent huge pages. Streaming a gigabyte through 4 KiB
+// pages walks a quarter of a million page-table entries per token; 2 MiB pages make that 500.
+// Where the kernel declines the advice (THP off), the memory works the same with small pages.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace kite {
+
+struct HugePageFree {
+    size_t bytes = 0;  // the mapping's length
+    void operator()(uint8_t* p) const;
+};
+using HugePageBytes = std::unique_ptr<uint8_t[], HugePageFree>;
+
+// `bytes` zeroed bytes; kite::Error when the memory cannot be mapped.
+HugePageBytes allocate_huge_pages(size_t bytes);
+
+}  // namespace kite
