@@ -15,6 +15,7 @@
 #include "kernels/packed_gemm.h"
 #include "kernels/packed_k_layout.h"
 #include "kernels/packed_layout.h"
+#include "kernels/prefetch.h"
 #include "quant/blocks.h"
 #include "quant/blocks_k.h"
 #include "quant/fp16.h"
@@ -104,6 +105,7 @@ KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const 
     zero_tile(acc);
 
     for (int64_t b = 0; b < nb; ++b) {
+        if constexpr (C == 1) prefetch_blocks_ahead<G>(parts, l, b);
         __m512i sum[G][C];
         for (int g = 0; g < G; ++g) {
             // Start from -128 * sum(w): the activations carry +128 each.
@@ -207,7 +209,13 @@ KITE_AVX512 void k_tile(const WeightMatrix& w, const uint8_t* groups, const uint
                 for (int c = 0; c < C; ++c) part[g][c] = _mm512_setzero_si512();
             for (int p = s * kPairs; p < (s + 1) * kPairs; ++p) {
                 __m512i lo[G], hi[G];
-                for (int g = 0; g < G; ++g) load_levels<T>(sb[g], p, lo[g], hi[g]);
+                for (int g = 0; g < G; ++g) {
+                    // Decode: the next super-block, spread over this one's pair steps.
+                    if constexpr (C == 1)
+                        prefetch_part(sb[g] + l.super_block_bytes(), l.super_block_bytes(), p,
+                                      l.sub_blocks * kPairs);
+                    load_levels<T>(sb[g], p, lo[g], hi[g]);
+                }
                 for (int c = 0; c < C; ++c) {
                     int32_t xa, xb;
                     std::memcpy(&xa, x[c][b].qs + 8 * p, 4);

@@ -1,0 +1,27 @@
+// Software prefetch for the batch-1 (decode) tiles. Decode reads every weight byte once per
+// token from several streams at a time (a tile's groups, each with its quants and scales);
+// the hardware prefetchers alone leave a core well short of its streaming bandwidth there,
+// so the one-token tiles also ask for the bytes they will read a fixed distance ahead.
+// A prefetch never faults, so addresses past the end of a buffer are harmless.
+#pragma once
+
+#include <cstdint>
+
+namespace kite::packed {
+
+constexpr int64_t kCacheLine = 64;
+
+// The `bytes` at p.
+inline void prefetch_bytes(const uint8_t* p, int64_t bytes) {
+    for (int64_t off = 0; off < bytes; off += kCacheLine) __builtin_prefetch(p + off);
+}
+
+// Part `step` of `steps` equal parts of the `bytes` at p: a loop of `steps` iterations
+// calls it once in each to spread a whole block's prefetches over its work.
+inline void prefetch_part(const uint8_t* p, int64_t bytes, int64_t step, int64_t steps) {
+    const int64_t begin = step * bytes / steps / kCacheLine * kCacheLine;
+    const int64_t end = (step + 1) * bytes / steps;
+    for (int64_t off = begin; off < end; off += kCacheLine) __builtin_prefetch(p + off);
+}
+
+}  // namespace kite::packed
