@@ -69,7 +69,13 @@ std::pair<float, float> top2(const std::vector<float>& logits) {
 }
 
 constexpr size_t kScalarPrompts = 3;
-constexpr const char* kScalarSkip = "whole generations run on the SIMD levels only";
+
+// The instruction-set levels with SIMD kernels that this CPU runs.
+std::vector<Isa> simd_isas() {
+    std::vector<Isa> isas = test::supported_isas();
+    std::erase(isas, Isa::Scalar);
+    return isas;
+}
 
 // A fixture's model, loaded with the kernels of one instruction set.
 class ReferenceTest : public ::testing::TestWithParam<std::tuple<std::string, Isa>> {
@@ -140,8 +146,10 @@ TEST_P(ReferenceTest, FirstStepLogitsSlow) {
         EXPECT_LT(worst, 5e-2);  // quantized activations differ between engines' kernels
 }
 
-TEST_P(ReferenceTest, GreedyContinuationsSlow) {
-    if (scalar()) GTEST_SKIP() << kScalarSkip;
+// Whole generations run on the SIMD levels only: the scalar kernels would take minutes.
+using ReferenceSimdTest = ReferenceTest;
+
+TEST_P(ReferenceSimdTest, GreedyContinuationsSlow) {
     const json& prompts = fixture_["prompts"];
     EngineConfig cfg;
     cfg.threads = 2;
@@ -237,8 +245,7 @@ void expect_teacher_forced_agreement(const char* name, const json& fixture, cons
     }
 }
 
-TEST_P(ReferenceTest, TeacherForcedAgreementAndPerplexitySlow) {
-    if (scalar()) GTEST_SKIP() << kScalarSkip;
+TEST_P(ReferenceSimdTest, TeacherForcedAgreementAndPerplexitySlow) {
     expect_teacher_forced_agreement(name(), fixture_, *model_, pool_, name_ == "default-f32");
 }
 
@@ -253,7 +260,6 @@ TEST_P(ReferenceTest, TeacherForcedAgreementAndPerplexitySlow) {
 using ReferenceKQuantTest = ReferenceTest;
 
 TEST_P(ReferenceKQuantTest, TeacherForcedAgreementAndPerplexitySlow) {
-    if (scalar()) GTEST_SKIP() << kScalarSkip;
     expect_teacher_forced_agreement(name(), fixture_, *model_, pool_, false, 0.93);
 }
 
@@ -286,9 +292,15 @@ INSTANTIATE_TEST_SUITE_P(LlamaCpp, ReferenceTest,
                              return case_name(std::get<0>(info.param), std::get<1>(info.param));
                          });
 
+INSTANTIATE_TEST_SUITE_P(LlamaCpp, ReferenceSimdTest,
+                         ::testing::Combine(kFixtures, ::testing::ValuesIn(simd_isas())),
+                         [](const auto& info) {
+                             return case_name(std::get<0>(info.param), std::get<1>(info.param));
+                         });
+
 INSTANTIATE_TEST_SUITE_P(LlamaCpp, ReferenceKQuantTest,
                          ::testing::Combine(::testing::Values("default-q4_k_m", "default-q5_k_m"),
-                                            ::testing::ValuesIn(test::supported_isas())),
+                                            ::testing::ValuesIn(simd_isas())),
                          [](const auto& info) {
                              return case_name(std::get<0>(info.param), std::get<1>(info.param));
                          });
