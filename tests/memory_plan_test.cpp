@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "engine/engine.h"
 #include "engine/memory_plan.h"
+#include "engine/model_drafter.h"
 #include "model/model.h"
 #include "test_paths.h"
 #include "tokenizer/tokenizer.h"
@@ -43,6 +44,37 @@ TEST(MemoryPlan, MatchesWhatTheEngineAllocates) {
         EXPECT_EQ(p.run_state_bytes, allocated_bytes(RunState(model->config(), batch, batch)));
         EXPECT_EQ(p.weight_bytes, model->file().file_size());
         EXPECT_EQ(p.total_bytes(), p.weight_bytes + p.kv_bytes + p.run_state_bytes);
+    }
+}
+
+// With a draft model, the plan adds its cache and run state as ModelDrafter allocates them
+// (the default model drafts for itself: the same vocabulary).
+TEST(MemoryPlan, CountsTheDraftModel) {
+    auto model = Model::load(test::default_model_path());
+    auto tokenizer = Tokenizer::from_gguf(model->file());
+    for (auto [ctx, seqs, batch, kv_mem, draft_max] :
+         {std::tuple<int64_t, int64_t, int64_t, size_t, int64_t>{512, 1, 64, 0, 4},
+          {1000, 3, 2, 0, 20},
+          {256, 8, 17, 5u << 20, 8}}) {
+        EngineConfig c;
+        c.threads = 1;
+        c.context_length = ctx;
+        c.max_sequences = seqs;
+        c.max_batch_tokens = batch;
+        c.kv_bytes = kv_mem;
+        c.speculation.drafter = DrafterKind::Model;
+        c.speculation.draft_model = model.get();
+        c.speculation.draft_max = draft_max;
+        const MemoryPlan p = plan_memory(model->config(), model->file().file_size(), c);
+        Engine engine(*model, *tokenizer, c);
+        const auto* drafter = dynamic_cast<const ModelDrafter*>(engine.drafter());
+        ASSERT_NE(drafter, nullptr);
+        EXPECT_EQ(p.draft_kv_bytes, drafter->kv_cache().bytes()) << ctx << " " << seqs;
+        EXPECT_EQ(p.draft_kv_blocks, drafter->kv_cache().n_blocks());
+        EXPECT_EQ(p.draft_run_state_bytes, allocated_bytes(drafter->run_state()));
+        EXPECT_EQ(p.draft_weight_bytes, model->file().file_size());
+        EXPECT_EQ(p.total_bytes(), 2 * p.weight_bytes + p.kv_bytes + p.run_state_bytes +
+                                       p.draft_kv_bytes + p.draft_run_state_bytes);
     }
 }
 

@@ -19,8 +19,16 @@ struct MemoryPlan {
     size_t weight_bytes = 0;     // the mapped model file
     size_t kv_bytes = 0;         // the KV cache
     size_t run_state_bytes = 0;  // activations and logits of one forward pass
+    // With a draft model (speculation.draft_model): its mapped file, its own KV cache (in the
+    // engine's KV types) and its run state.
+    int64_t draft_kv_blocks = 0;
+    size_t draft_weight_bytes = 0, draft_kv_bytes = 0, draft_run_state_bytes = 0;
 
-    size_t total_bytes() const { return weight_bytes + kv_bytes + run_state_bytes; }
+    // What the process allocates: the caches and run states (the weights are mapped).
+    size_t allocated_bytes() const {
+        return kv_bytes + run_state_bytes + draft_kv_bytes + draft_run_state_bytes;
+    }
+    size_t total_bytes() const { return weight_bytes + draft_weight_bytes + allocated_bytes(); }
 };
 
 MemoryPlan plan_memory(const ModelConfig& model, size_t model_file_bytes,

@@ -10,12 +10,6 @@ namespace kite {
 
 namespace {
 
-// Blocks past the engine's: each sequence's guesses may run up to draft_max - 1 tokens past
-// its verified ones, which the engine's cache never holds for long.
-int64_t draft_cache_blocks(const DrafterContext& c, int64_t draft_max) {
-    return c.n_blocks + c.max_sequences * ((draft_max + c.block_size - 1) / c.block_size);
-}
-
 const Model& checked(const Model& draft, const Model& target) {
     check_same_vocabulary(target.file(), target.config().n_vocab, draft.file(),
                           draft.config().n_vocab);
@@ -24,6 +18,11 @@ const Model& checked(const Model& draft, const Model& target) {
 
 }  // namespace
 
+int64_t draft_cache_blocks(int64_t engine_blocks, int64_t max_sequences, int64_t block_size,
+                           int64_t draft_max) {
+    return engine_blocks + max_sequences * ((draft_max + block_size - 1) / block_size);
+}
+
 ModelDrafter::ModelDrafter(const Model& draft, const DrafterContext& context, int64_t draft_max,
                            float p_min)
     : model_(checked(draft, *context.target)),
@@ -31,7 +30,9 @@ ModelDrafter::ModelDrafter(const Model& draft, const DrafterContext& context, in
       block_size_(context.block_size),
       max_batch_tokens_(std::max(context.max_batch_tokens, context.max_sequences)),
       log_p_min_(std::log(p_min)),
-      kv_(draft.kv_shape(), context.kv_type, draft_cache_blocks(context, draft_max),
+      kv_(draft.kv_shape(), context.kv_type,
+          draft_cache_blocks(context.n_blocks, context.max_sequences, context.block_size,
+                             draft_max),
           context.block_size),
       blocks_(kv_.n_blocks()),
       state_(draft.config(), max_batch_tokens_, context.max_sequences) {

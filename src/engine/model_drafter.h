@@ -19,6 +19,12 @@
 
 namespace kite {
 
+// Blocks of the draft model's cache: the engine's, and past them, per sequence, room for
+// guesses that run up to draft_max - 1 tokens past its verified ones (which the engine's
+// cache never holds for long).
+int64_t draft_cache_blocks(int64_t engine_blocks, int64_t max_sequences, int64_t block_size,
+                           int64_t draft_max);
+
 class ModelDrafter : public Drafter {
   public:
     // Throws kite::Error when `draft`'s vocabulary is not the target's.
@@ -27,6 +33,8 @@ class ModelDrafter : public Drafter {
     void propose(std::span<const DraftRequest> requests) override;
     void release(int64_t seq_id) override;
     int64_t blocks_used() const override { return blocks_.n_used(); }
+    const KvCache& kv_cache() const { return kv_; }
+    const RunState& run_state() const { return state_; }
 
   private:
     // What the draft cache holds for one sequence.
