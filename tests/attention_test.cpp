@@ -142,8 +142,8 @@ TEST_P(AttentionTest, PagedMatchesDirectSoftmax) {
         for (Isa isa : test::supported_isas()) {
             test::ScopedIsaCap cap(isa);
             std::vector<float> out(T * H * d, NAN);
-            paged_attention(layer, {H, Hkv, d}, q.data(), out.data(), T, positions, tables, 0.125f,
-                            pool);
+            paged_attention(layer, {H, Hkv, d}, q.data(), out.data(), T, positions, nullptr, tables,
+                            0.125f, pool);
             if (isa == Isa::Scalar) scalar = out;
             for (int64_t i = 0; i < T * H * d; ++i) {
                 ASSERT_NEAR(out[i], expected[i], 1e-4)
@@ -201,7 +201,7 @@ TEST(QuantizedKvAttention, StaysCloseToF16) {
                 const CachedRows v(type, false, vals, table.data(), bs, n_blocks * bs, Hkv, d);
                 std::vector<float> out(T * H * d);
                 paged_attention({k.rows(), v.rows(), bs}, {H, Hkv, d}, q.data(), out.data(), T,
-                                positions, tables, scale, pool);
+                                positions, nullptr, tables, scale, pool);
                 return out;
             };
             const std::vector<float> f16 = attend(TensorType::F16, false);
