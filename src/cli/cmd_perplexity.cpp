@@ -37,10 +37,12 @@ void run_stream(const PerplexityCliOptions& o, const LoadedModel& m, std::vector
     const std::string cache =
         so.window.enabled() ? fmt::format("window {} + {} sinks", so.window.window, so.window.sinks)
                             : "whole cache";
-    fmt::print(stderr, "{} tokens as one stream, {}\n", tokens.size(), cache);
     int64_t next_report = 0;
     const StreamPerplexityResult r =
         stream_perplexity(*m.model, tokens, so, pool, [&](int64_t scored, double ppl) {
+            // Said once the stream runs, so that a stream that cannot is one error line.
+            if (next_report == 0)
+                fmt::print(stderr, "{} tokens as one stream, {}\n", tokens.size(), cache);
             if (scored < next_report) return;
             next_report = scored + 512;
             fmt::print("[{}]{:.4f},", scored, ppl);
