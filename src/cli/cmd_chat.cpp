@@ -69,9 +69,12 @@ void chat(const ChatOptions& o) {
                                             ? ""
                                             : fmt::format(" | drafted {}, accepted {} so far",
                                                           st.drafted_tokens, st.accepted_tokens);
-        fmt::print(stderr, "[{} | {} new prompt tokens | {} tokens in context{}]\n",
+        const std::string evicted = session.evicted_tokens() > 0
+                                        ? fmt::format(", {} evicted", session.evicted_tokens())
+                                        : "";
+        fmt::print(stderr, "[{} | {} new prompt tokens | {} tokens in context{}{}]\n",
                    finish_reason_name(session.last_finish()), session.last_prompt_tokens(),
-                   session.context_tokens(), speculation);
+                   session.context_tokens(), evicted, speculation);
     }
 }
 
