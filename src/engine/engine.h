@@ -12,6 +12,11 @@
 // logits row each, and the sampler keeps the prefix it agrees with plus one token of its
 // own, so a step can emit several tokens per sequence. Rejected positions leave the block
 // table; the prefix cache only ever sees verified tokens.
+//
+// A sequence with a KV window (GenerationParams::kv_window, kv/kv_window.h) keeps its
+// attention sinks and its last tokens and runs on past the context: the scheduler frees the
+// blocks its window passes, and before the forward pass the engine rewrites the sinks the
+// window moved (engine/sink_refresh.h).
 #pragma once
 
 #include <cstdint>
