@@ -61,7 +61,7 @@ void run(const Model& m, Cache& c, const std::vector<int32_t>& ids, int64_t from
     Batch b;
     for (int64_t i = from; i < to; ++i)
         b.tokens.push_back(ids[i]), b.positions.push_back(i), b.slots.push_back(i);
-    b.sequences.push_back({0, n, to, c.table.data()});
+    b.sequences.push_back({0, n, to, c.table.data(), 0, 0});
     for (int64_t r = all_rows ? 0 : n - 1; r < n; ++r) b.logits_rows.push_back(r);
     const float* logits = m.forward(b, c.kv, state, pool);
     for (size_t r = 0; r < b.logits_rows.size(); ++r)

@@ -75,28 +75,31 @@ struct CachedRows {
     PagedKvRows rows() const { return {memory.data(), type, slot_bytes, head_bytes, rotated}; }
 };
 
-// softmax(q . K * scale) V in double for each query token and head, over what the cache holds.
+// softmax(q . K * scale) V in double for each query token and head, over what the cache holds
+// from firsts[t] (0 when null) to positions[t].
 std::vector<double> direct_attention(const std::vector<float>& q, const std::vector<float>& keys,
                                      const std::vector<float>& vals, const int64_t* positions,
-                                     int64_t T, int64_t H, int64_t Hkv, int64_t d, double scale) {
+                                     int64_t T, int64_t H, int64_t Hkv, int64_t d, double scale,
+                                     const int64_t* firsts = nullptr) {
     std::vector<double> expected(T * H * d);
     const int64_t width = Hkv * d;
     for (int64_t t = 0; t < T; ++t)
         for (int64_t h = 0; h < H; ++h) {
             const int64_t kvh = h / (H / Hkv);
+            const int64_t first = firsts ? firsts[t] : 0;
             std::vector<double> w(positions[t] + 1);
             double mx = -1e30, sum = 0;
-            for (int64_t p = 0; p <= positions[t]; ++p) {
+            for (int64_t p = first; p <= positions[t]; ++p) {
                 double s = 0;
                 for (int64_t i = 0; i < d; ++i)
                     s += double(q[(t * H + h) * d + i]) * keys[p * width + kvh * d + i];
                 w[p] = s * scale;
                 mx = std::max(mx, w[p]);
             }
-            for (double& x : w) sum += (x = std::exp(x - mx));
+            for (int64_t p = first; p <= positions[t]; ++p) sum += (w[p] = std::exp(w[p] - mx));
             for (int64_t i = 0; i < d; ++i) {
                 double o = 0;
-                for (int64_t p = 0; p <= positions[t]; ++p)
+                for (int64_t p = first; p <= positions[t]; ++p)
                     o += w[p] / sum * vals[p * width + kvh * d + i];
                 expected[(t * H + h) * d + i] = o;
             }
@@ -142,8 +145,8 @@ TEST_P(AttentionTest, PagedMatchesDirectSoftmax) {
         for (Isa isa : test::supported_isas()) {
             test::ScopedIsaCap cap(isa);
             std::vector<float> out(T * H * d, NAN);
-            paged_attention(layer, {H, Hkv, d}, q.data(), out.data(), T, positions, tables, 0.125f,
-                            pool);
+            paged_attention(layer, {H, Hkv, d}, q.data(), out.data(), T, positions, nullptr, tables,
+                            0.125f, pool);
             if (isa == Isa::Scalar) scalar = out;
             for (int64_t i = 0; i < T * H * d; ++i) {
                 ASSERT_NEAR(out[i], expected[i], 1e-4)
@@ -152,6 +155,40 @@ TEST_P(AttentionTest, PagedMatchesDirectSoftmax) {
                     << i / (H * d) << " head " << i / d % H << " element " << i % d;
                 ASSERT_NEAR(out[i], scalar[i], 1e-4) << isa_name(isa) << " vs scalar";
             }
+        }
+    }
+}
+
+// Each token may start at its own first position (a KV window's sinks start there): equal to
+// the softmax over first..position alone, on every level, for every type pair.
+TEST(PagedAttentionFirsts, EachTokenStartsAtItsFirstPosition) {
+    std::mt19937 rng(9);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    const int64_t H = 4, Hkv = 2, d = 64, bs = 16, ctx = 3 * bs;
+    const int32_t table[] = {2, 0, 1};
+    const int64_t T = 5;
+    const int64_t positions[T] = {ctx - 1, bs + 3, ctx - 1, 2 * bs, 12};
+    const int64_t firsts[T] = {bs - 4, bs - 4, 0, 2 * bs, 12};  // mid-block, none, itself
+    const int32_t* tables[T] = {table, table, table, table, table};
+    ThreadPool pool(2);
+    for (TypePair types : kTypePairs) {
+        std::vector<float> keys(ctx * Hkv * d), vals(keys.size()), q(T * H * d);
+        for (float& x : keys) x = normal(rng);
+        for (float& x : vals) x = normal(rng);
+        for (float& x : q) x = 2.0f * normal(rng);
+        const CachedRows k(types.k, types.rotated, keys, table, bs, ctx, Hkv, d);
+        const CachedRows v(types.v, false, vals, table, bs, ctx, Hkv, d);
+        const std::vector<double> expected =
+            direct_attention(q, k.held, v.held, positions, T, H, Hkv, d, 0.125, firsts);
+        for (Isa isa : test::supported_isas()) {
+            test::ScopedIsaCap cap(isa);
+            std::vector<float> out(T * H * d, NAN);
+            paged_attention({k.rows(), v.rows(), bs}, {H, Hkv, d}, q.data(), out.data(), T,
+                            positions, firsts, tables, 0.125f, pool);
+            for (int64_t i = 0; i < T * H * d; ++i)
+                ASSERT_NEAR(out[i], expected[i], 1e-4)
+                    << isa_name(isa) << " " << tensor_type_name(types.k) << " token "
+                    << i / (H * d);
         }
     }
 }
@@ -201,7 +238,7 @@ TEST(QuantizedKvAttention, StaysCloseToF16) {
                 const CachedRows v(type, false, vals, table.data(), bs, n_blocks * bs, Hkv, d);
                 std::vector<float> out(T * H * d);
                 paged_attention({k.rows(), v.rows(), bs}, {H, Hkv, d}, q.data(), out.data(), T,
-                                positions, tables, scale, pool);
+                                positions, nullptr, tables, scale, pool);
                 return out;
             };
             const std::vector<float> f16 = attend(TensorType::F16, false);

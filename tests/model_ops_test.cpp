@@ -150,7 +150,7 @@ TEST(ModelOps, SlidingWindowAttentionMatchesDirectSoftmax) {
                 test::ScopedIsaCap cap(isa);
                 std::vector<float> out(T * H * d, NAN);
                 paged_attention(layer, {H, Hkv, d, c.window}, q.data(), out.data(), T, positions,
-                                tables, 0.25f, pool);
+                                nullptr, tables, 0.25f, pool);
                 for (int64_t i = 0; i < T * H * d; ++i)
                     ASSERT_NEAR(out[i], expected[i], 1e-4)
                         << isa_name(isa) << " " << tensor_type_name(type) << " d " << d << " block "

@@ -56,7 +56,7 @@ std::vector<float> last_logits(const Model& model, const std::vector<int32_t>& t
     Batch b;
     for (int64_t i = 0; i < n; ++i)
         b.tokens.push_back(tokens[i]), b.positions.push_back(i), b.slots.push_back(i);
-    b.sequences.push_back({0, n, n, table.data()});
+    b.sequences.push_back({0, n, n, table.data(), 0, 0});
     b.logits_rows.push_back(n - 1);
     const float* logits = model.forward(b, kv, state, pool);
     return {logits, logits + model.config().n_vocab};

@@ -23,7 +23,7 @@ class ServerRequestTest : public ::testing::Test {
         delete tokenizer_;
         delete file_;
     }
-    static ServedModel model() { return {"default", tokenizer_, template_, 256}; }
+    static ServedModel model() { return {"default", tokenizer_, template_, 256, {}}; }
 
     static ApiError error_of(const std::string& body, bool chat = false) {
         try {

@@ -1,5 +1,7 @@
 // `kite perplexity`: perplexity of a model on a text file, as llama.cpp's perplexity tool
-// computes it (non-overlapping windows, second half of each scored), with its ± estimate.
+// computes it (non-overlapping windows, second half of each scored), with its ± estimate;
+// with --stream or --kv-window, of the text read as one stream (every token scored), through
+// the whole cache or attention sinks and a sliding window.
 #include <fstream>
 #include <sstream>
 
@@ -18,15 +20,48 @@ struct PerplexityCliOptions {
     EngineOptions engine;
     std::string file;
     int64_t chunks = -1;
+    bool stream = false;
+    int64_t stream_tokens = -1;
 };
+
+void run_stream(const PerplexityCliOptions& o, const LoadedModel& m, std::vector<int32_t> tokens,
+                ThreadPool& pool) {
+    if (o.stream_tokens > 0 && static_cast<int64_t>(tokens.size()) > o.stream_tokens)
+        tokens.resize(static_cast<size_t>(o.stream_tokens));
+    StreamPerplexityOptions so;
+    so.window = o.engine.window();
+    so.context = o.engine.context;
+    so.n_batch = o.engine.max_batch_tokens;
+    so.bos = m.tokenizer->adds_bos() ? m.tokenizer->bos() : -1;
+    so.kv_type = o.engine.engine_config(1).kv_type;
+    const std::string cache =
+        so.window.enabled() ? fmt::format("window {} + {} sinks", so.window.window, so.window.sinks)
+                            : "whole cache";
+    int64_t next_report = 0;
+    const StreamPerplexityResult r =
+        stream_perplexity(*m.model, tokens, so, pool, [&](int64_t scored, double ppl) {
+            // Said once the stream runs, so that a stream that cannot is one error line.
+            if (next_report == 0)
+                fmt::print(stderr, "{} tokens as one stream, {}\n", tokens.size(), cache);
+            if (scored < next_report) return;
+            next_report = scored + 512;
+            fmt::print("[{}]{:.4f},", scored, ppl);
+            std::fflush(stdout);
+        });
+    fmt::print("\nFinal estimate: PPL = {:.4f} +/- {:.5f} ({} tokens scored, {} evicted)\n", r.ppl,
+               r.ppl_error, r.n_scored, r.n_evicted);
+}
 
 void run_perplexity(const PerplexityCliOptions& o) {
     std::ifstream in(o.file, std::ios::binary);
     if (!in) fail("cannot read '{}'", o.file);
     std::stringstream ss;
     ss << in.rdbuf();
+    (void)o.engine.window();  // bad window flags stop it before the model loads
     LoadedModel m = load_model(o.engine.model);
     const std::vector<int32_t> tokens = m.tokenizer->encode(ss.str(), false, false);
+    ThreadPool pool(o.engine.threads > 0 ? o.engine.threads : ThreadPool::default_threads());
+    if (o.stream || o.engine.window().enabled()) return run_stream(o, m, tokens, pool);
     PerplexityOptions po;
     po.n_ctx = o.engine.context > 0 ? o.engine.context : 512;
     po.n_batch = std::min(po.n_ctx, o.engine.max_batch_tokens);
@@ -35,7 +70,6 @@ void run_perplexity(const PerplexityCliOptions& o) {
     po.max_windows = o.chunks;
     if (static_cast<int64_t>(tokens.size()) < po.n_ctx)
         fail("the text has {} tokens, fewer than one window of {}", tokens.size(), po.n_ctx);
-    ThreadPool pool(o.engine.threads > 0 ? o.engine.threads : ThreadPool::default_threads());
     const int64_t n_whole = static_cast<int64_t>(tokens.size()) / po.n_ctx;
     fmt::print(stderr, "{} tokens, {} windows of {}\n", tokens.size(),
                o.chunks < 0 ? n_whole : std::min(n_whole, o.chunks), po.n_ctx);
@@ -54,6 +88,11 @@ void add_perplexity_command(CLI::App& app) {
     o->engine.add_to(*cmd);
     cmd->add_option("-f,--file", o->file, "Text file")->required();
     cmd->add_option("--chunks", o->chunks, "Score only the first N windows (default: all)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_flag("--stream", o->stream,
+                  "Read the text as one stream, scoring every token (implied by --kv-window)");
+    cmd->add_option("--stream-tokens", o->stream_tokens,
+                    "With --stream: read only the first N tokens (default: all)")
         ->check(CLI::PositiveNumber);
     cmd->callback([o] { run_perplexity(*o); });
 }

@@ -40,8 +40,9 @@ void run(const RunOptions& o) {
     const std::string prompt = o.prompt_file.empty() ? o.prompt : read_file(o.prompt_file);
     if (prompt.empty()) fail("the prompt is empty");
     if (o.chat) require_chat_template(resolve_model_path(o.engine.model));
+    GenerationParams params = o.sampling.resolve();
+    params.kv_window = o.engine.window();
     LoadedModel m = load_model(o.engine.model);
-    const GenerationParams params = o.sampling.resolve();
     // --chat sends the prompt as one user message through the model's chat template.
     std::vector<int32_t> tokens;
     if (o.chat) {
@@ -57,6 +58,7 @@ void run(const RunOptions& o) {
     std::unique_ptr<Model> draft;
     config.speculation = o.spec.config(*m.model, draft);
     Engine engine(*m.model, *m.tokenizer, config);
+    check_window_flags(engine, params.kv_window);
     const auto start = std::chrono::steady_clock::now();
     const int64_t id = engine.submit(tokens, params);
     double ttft = -1;

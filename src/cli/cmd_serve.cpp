@@ -55,12 +55,14 @@ void serve(const ServeOptions& o) {
         setrlimit(RLIMIT_NOFILE, &files);
     }
 
+    const KvWindow window = o.engine.window();  // bad flags stop it before the model loads
     LoadedModel m = load_model(o.engine.model);
     EngineConfig config = o.engine.serve_config(m.model->config(), o.max_seqs);
     config.prefix_caching = !o.no_prefix_caching;
     std::unique_ptr<Model> draft;  // a server-wide drafter; requests may opt out
     config.speculation = o.spec.config(*m.model, draft);
     Engine engine(*m.model, *m.tokenizer, config);
+    check_window_flags(engine, window);
 
     std::unique_ptr<ChatTemplate> chat_template;
     try {
@@ -77,6 +79,7 @@ void serve(const ServeOptions& o) {
     served.chat_template = chat_template.get();
     // The longest sequence that can run: the context, or the whole KV cache if smaller.
     served.context_length = std::min(engine.context_length(), engine.kv_capacity_tokens());
+    served.kv_window = window;
 
     server::Metrics metrics;
     server::EngineWorker worker(engine, metrics);
@@ -99,13 +102,16 @@ void serve(const ServeOptions& o) {
         http.stop();    // no new requests; those being read get 503
         worker.stop();  // running requests end at once: an error event and [DONE], or 503
     });
-    fmt::print(stderr,
-               "kite serve: model '{}', {} threads, context {}, KV cache {} tokens ({} bytes, "
-               "{:.0f} MiB, {}), max {} sequences, prefix caching {}, speculative decoding {}\n",
-               served.id, engine.threads(), engine.context_length(), engine.kv_capacity_tokens(),
-               engine.kv_cache().bytes(), engine.kv_cache().bytes() / 1048576.0,
-               kv_types_name(config.kv_type), o.max_seqs, config.prefix_caching ? "on" : "off",
-               speculation_summary(o.spec));
+    fmt::print(
+        stderr,
+        "kite serve: model '{}', {} threads, context {}, KV cache {} tokens ({} bytes, "
+        "{:.0f} MiB, {}), max {} sequences, prefix caching {}, speculative decoding {}, "
+        "KV window {}\n",
+        served.id, engine.threads(), engine.context_length(), engine.kv_capacity_tokens(),
+        engine.kv_cache().bytes(), engine.kv_cache().bytes() / 1048576.0,
+        kv_types_name(config.kv_type), o.max_seqs, config.prefix_caching ? "on" : "off",
+        speculation_summary(o.spec),
+        window.enabled() ? fmt::format("{} + {} sinks", window.window, window.sinks) : "off");
     fmt::print(stderr, "kite serve: listening on http://{}:{}\n", o.host, port);
     std::fflush(stderr);
     http.serve();

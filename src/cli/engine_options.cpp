@@ -24,6 +24,28 @@ void EngineOptions::add_to(CLI::App& cmd) {
     cmd.add_option("--max-batch-tokens", max_batch_tokens, "Tokens per forward pass")
         ->check(CLI::Range(int64_t{1}, int64_t{65536}))
         ->capture_default_str();
+    cmd.add_option("--kv-window", kv_window,
+                   "Keep the last W tokens (and the --kv-sinks first ones) in the KV cache and "
+                   "run on past the context (StreamingLLM); 0: off")
+        ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
+    cmd.add_option("--kv-sinks", kv_sinks,
+                   "Attention sinks: first tokens kept with --kv-window (default 4)")
+        ->check(CLI::Range(int64_t{0}, int64_t{1} << 24));
+}
+
+KvWindow EngineOptions::window() const {
+    const int64_t w = kv_window.value_or(0), s = kv_sinks.value_or(w > 0 ? kDefaultSinks : 0);
+    if (w == 0 && s > 0) fail("--kv-sinks {} needs --kv-window", s);
+    if (w > 0 && w < s) fail("--kv-window {} is smaller than --kv-sinks {}", w, s);
+    return {w, s};
+}
+
+void check_window_flags(const Engine& engine, const KvWindow& window) {
+    try {
+        engine.check_window(window);
+    } catch (const Error& e) {
+        fail("--kv-window {} --kv-sinks {}: {}", window.window, window.sinks, e.what());
+    }
 }
 
 EngineConfig EngineOptions::engine_config(int64_t max_sequences) const {

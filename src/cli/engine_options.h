@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,13 +24,24 @@ struct EngineOptions {
     KvTypeOptions kv_type;
     std::string kv_mem;  // e.g. "512M"; empty: sized from the context
     int64_t max_batch_tokens = 512;
+    std::optional<int64_t> kv_window;  // --kv-window; unset: off (kite chat: on when full)
+    std::optional<int64_t> kv_sinks;   // --kv-sinks; unset: kDefaultSinks
+
+    // StreamingLLM's 4, which its paper found enough.
+    static constexpr int64_t kDefaultSinks = 4;
 
     void add_to(CLI::App& cmd);
+    // The KV window of --kv-window and --kv-sinks (off without --kv-window, or with 0).
+    // Throws kite::Error for --kv-sinks without a window or a window smaller than its sinks.
+    KvWindow window() const;
     EngineConfig engine_config(int64_t max_sequences) const;
     // What `kite serve` runs with: without --kv-mem, room for max_sequences full contexts but
     // at most 1 GiB of KV cache. `kite plan` sizes the same configuration.
     EngineConfig serve_config(const ModelConfig& model, int64_t max_sequences) const;
 };
+
+// Engine::check_window with the flags named: "--kv-window W --kv-sinks S: ...".
+void check_window_flags(const Engine& engine, const KvWindow& window);
 
 // Speculative decoding: --spec DRAFTER, --draft-max K, --draft-model M and --draft-p-min P.
 struct SpeculationOptions {

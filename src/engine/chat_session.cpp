@@ -18,6 +18,10 @@ int64_t ChatSession::context_tokens() const {
     return seq_id_ < 0 ? 0 : static_cast<int64_t>(engine_.sequence(seq_id_).tokens.size());
 }
 
+int64_t ChatSession::evicted_tokens() const {
+    return seq_id_ < 0 ? 0 : engine_.sequence(seq_id_).window_state.evicted;
+}
+
 std::string ChatSession::send(const std::string& user_text, const GenerationParams& params,
                               const std::function<void(const std::string&)>& on_text) {
     messages_.push_back({"user", user_text});

@@ -26,8 +26,10 @@ class ChatSession {
     // Tokens run through the model for the last turn's prompt (the new part only).
     int64_t last_prompt_tokens() const { return last_prompt_tokens_; }
     const std::vector<ChatMessage>& messages() const { return messages_; }
-    // Tokens of the conversation so far (all in the KV cache but the last).
+    // Tokens of the conversation so far (all in the KV cache but the last, unless a KV
+    // window evicted some: evicted_tokens()).
     int64_t context_tokens() const;
+    int64_t evicted_tokens() const;
 
   private:
     Engine& engine_;

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "engine/draft_length.h"
 #include "engine/memory_plan.h"
+#include "engine/sink_refresh.h"
 #include "sampling/speculative_acceptance.h"
 
 namespace kite {
@@ -88,11 +89,9 @@ static void check_tokens(const std::vector<int32_t>& tokens, int32_t n_vocab) {
             fail("token id {} is outside the vocabulary (0..{})", t, n_vocab - 1);
 }
 
-// A sequence holds at most min(tokens + max_tokens, context) tokens; one that could never
-// fit in the whole KV cache is refused now instead of waiting forever.
-static void check_capacity(int64_t n_tokens, int64_t max_tokens, int64_t context_length,
-                           int64_t capacity) {
-    const int64_t most = std::min(n_tokens + max_tokens, context_length);
+// A sequence holds at most `most` tokens (Engine::most_cached); one that could never fit in
+// the whole KV cache is refused now instead of waiting forever.
+static void check_capacity(int64_t n_tokens, int64_t max_tokens, int64_t most, int64_t capacity) {
     if (most > capacity)
         fail(
             "the request needs up to {} tokens of KV cache ({} in the prompt + {} to generate)"
@@ -100,27 +99,69 @@ static void check_capacity(int64_t n_tokens, int64_t max_tokens, int64_t context
             most, n_tokens, max_tokens, capacity);
 }
 
+void Engine::check_window(const KvWindow& w) const {
+    if (w.window < 0 || w.sinks < 0) fail("a KV window and its sinks cannot be negative");
+    if (!w.enabled()) {
+        if (w.sinks > 0) fail("attention sinks need a KV window");
+        return;
+    }
+    if (w.window < w.sinks)
+        fail("a KV window of {} tokens is smaller than its {} sinks", w.window, w.sinks);
+    // Positions within the cache stay below what the context allows.
+    if (w.window + w.sinks > context_length_)
+        fail("a KV window of {} tokens with {} sinks does not fit in the context of {} tokens",
+             w.window, w.sinks, context_length_);
+    const int64_t needed = w.peak_blocks(config_.block_size) * config_.block_size;
+    if (needed > kv_capacity_tokens())
+        fail(
+            "a KV window of {} tokens with {} sinks needs up to {} tokens of KV cache, more "
+            "than the whole cache holds ({} tokens)",
+            w.window, w.sinks, needed, kv_capacity_tokens());
+}
+
+KvWindow Engine::widest_window(int64_t sinks) const {
+    // The peak exceeds the window by a few blocks at most.
+    for (int64_t w = context_length_ - sinks; w >= std::max<int64_t>(sinks, 1); --w) {
+        const KvWindow window{w, sinks};
+        if (window.peak_blocks(config_.block_size) * config_.block_size <= kv_capacity_tokens())
+            return window;
+    }
+    return {};
+}
+
+// The most tokens a sequence holds in the cache at once.
+int64_t Engine::most_cached(int64_t n_tokens, const GenerationParams& params) const {
+    const KvWindow& w = params.kv_window;
+    if (!w.enabled()) return std::min(n_tokens + params.max_tokens, context_length_);
+    return std::min(n_tokens + params.max_tokens,
+                    w.peak_blocks(config_.block_size) * config_.block_size);
+}
+
 void Engine::validate(const std::vector<int32_t>& prompt, const GenerationParams& params) const {
     const auto n_vocab = static_cast<int32_t>(model_.config().n_vocab);
     if (prompt.empty()) fail("the prompt is empty");
-    if (static_cast<int64_t>(prompt.size()) >= context_length_)
+    check_window(params.kv_window);
+    // A window lets a prompt run past the context, like the output.
+    if (!params.kv_window.enabled() && static_cast<int64_t>(prompt.size()) >= context_length_)
         fail("the prompt has {} tokens, which does not leave room in the context of {} tokens",
              prompt.size(), context_length_);
     check_tokens(prompt, n_vocab);
     check_params(params, n_vocab);
-    check_capacity(static_cast<int64_t>(prompt.size()), params.max_tokens, context_length_,
-                   kv_capacity_tokens());
+    check_capacity(static_cast<int64_t>(prompt.size()), params.max_tokens,
+                   most_cached(static_cast<int64_t>(prompt.size()), params), kv_capacity_tokens());
 }
 
-// Reserves all a sequence can grow to in this turn, so decode steps do not allocate.
+// Reserves all a sequence can grow to in this turn, so decode steps do not allocate (a
+// windowed sequence's tokens past the context grow as a vector does).
 static void reserve_turn(Sequence& s, int64_t max_tokens, int64_t context_length,
                          int64_t block_size) {
-    const auto most = static_cast<size_t>(
-        std::min(static_cast<int64_t>(s.tokens.size()) + max_tokens, context_length));
+    const int64_t n = static_cast<int64_t>(s.tokens.size());
+    const auto most = static_cast<size_t>(std::min(n + max_tokens, std::max(n, context_length)));
     const size_t blocks = (most + block_size - 1) / block_size;
     s.tokens.reserve(most);
     s.block_table.reserve(blocks);
     s.block_hashes.reserve(blocks);
+    s.window_state.sink_sources.reserve(static_cast<size_t>(s.window.sink_blocks(block_size)));
 }
 
 int64_t Engine::submit(const std::vector<int32_t>& prompt, const GenerationParams& params) {
@@ -130,6 +171,7 @@ int64_t Engine::submit(const std::vector<int32_t>& prompt, const GenerationParam
     a->seq.id = next_id_++;
     a->seq.tokens = prompt;
     a->seq.n_prompt = static_cast<int64_t>(prompt.size());
+    a->seq.window = params.kv_window;
     reserve_turn(a->seq, params.max_tokens, context_length_, config_.block_size);
     scheduler_->add(a->seq);
     const int64_t id = a->seq.id;
@@ -145,10 +187,15 @@ void Engine::extend(int64_t seq_id, const std::vector<int32_t>& tokens,
     const auto n_vocab = static_cast<int32_t>(model_.config().n_vocab);
     check_tokens(tokens, n_vocab);
     check_params(params, n_vocab);
-    if (static_cast<int64_t>(a.seq.tokens.size() + tokens.size()) >= context_length_)
+    check_window(params.kv_window);
+    if (a.seq.window_state.evicted > 0 && params.kv_window != a.seq.window)
+        fail("sequence {} has evicted tokens: its KV window cannot change", seq_id);
+    const auto n_tokens = static_cast<int64_t>(a.seq.tokens.size() + tokens.size());
+    if (!params.kv_window.enabled() && n_tokens >= context_length_)
         fail("the conversation would exceed the context of {} tokens", context_length_);
-    check_capacity(static_cast<int64_t>(a.seq.tokens.size() + tokens.size()), params.max_tokens,
-                   context_length_, kv_capacity_tokens());
+    check_capacity(n_tokens, params.max_tokens, most_cached(n_tokens, params),
+                   kv_capacity_tokens());
+    a.seq.window = params.kv_window;
     a.seq.tokens.insert(a.seq.tokens.end(), tokens.begin(), tokens.end());
     a.seq.n_prompt = static_cast<int64_t>(a.seq.tokens.size());
     a.seq.n_generated = 0;
@@ -195,18 +242,19 @@ void Engine::build_batch() {
     for (const ScheduledChunk& c : scheduled_) {
         Sequence& s = *c.seq;
         const int64_t n_verified = c.n_tokens - c.n_draft;
+        const int64_t block = config_.block_size, start = s.cache_position(s.n_computed, block);
         BatchSequence bs;
         bs.query_start = static_cast<int64_t>(batch_.tokens.size());
         bs.query_len = c.n_tokens;
-        bs.context_len = s.n_computed + c.n_tokens;
+        bs.context_len = start + c.n_tokens;
         bs.block_table = s.block_table.data();
+        bs.first = s.window.first_cached(s.window_state.evicted, block);
+        bs.rope_offset = s.n_computed - start;
         for (int64_t i = 0; i < c.n_tokens; ++i) {
-            const int64_t pos = s.n_computed + i;
+            const int64_t pos = s.n_computed + i, at = start + i;
             batch_.tokens.push_back(i < n_verified ? s.tokens[pos] : s.draft[i - n_verified]);
-            batch_.positions.push_back(pos);
-            batch_.slots.push_back(int64_t{s.block_table[pos / config_.block_size]} *
-                                       config_.block_size +
-                                   pos % config_.block_size);
+            batch_.positions.push_back(at);
+            batch_.slots.push_back(int64_t{s.block_table[at / block]} * block + at % block);
         }
         // Logits only where a token will be sampled: the last token of a finished prompt, and
         // each draft token (its row verifies the next draft token, or gives the bonus token).
@@ -246,7 +294,7 @@ void Engine::finish_text(Active& a, int32_t token, TokenEvent& ev) {
         }
     }
     if (s.n_generated >= a.params.max_tokens) s.finish = FinishReason::MaxTokens;
-    if (static_cast<int64_t>(s.tokens.size()) >= context_length_)
+    if (!s.window.enabled() && static_cast<int64_t>(s.tokens.size()) >= context_length_)
         s.finish = FinishReason::ContextFull;
     if (s.finished()) a.held += a.decoder.finish();
     const size_t n = s.finished() ? a.held.size() : safe_prefix(a.held, a.params.stop);
@@ -366,6 +414,10 @@ const std::vector<TokenEvent>& Engine::step() {
                  blocks_->n_blocks(), config_.block_size);
         return events_;
     }
+    // A window that slid moved its sinks: their keys are rotated before anyone attends.
+    for (const ScheduledChunk& c : scheduled_)
+        refresh_sinks(model_.config(), *kv_, c.seq->window, c.seq->window_state,
+                      c.seq->block_table);
     build_batch();
     const float* logits = model_.forward(batch_, *kv_, *state_, pool_);
     int64_t prompt_tokens = 0;

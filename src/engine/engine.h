@@ -12,6 +12,11 @@
 // logits row each, and the sampler keeps the prefix it agrees with plus one token of its
 // own, so a step can emit several tokens per sequence. Rejected positions leave the block
 // table; the prefix cache only ever sees verified tokens.
+//
+// A sequence with a KV window (GenerationParams::kv_window, kv/kv_window.h) keeps its
+// attention sinks and its last tokens and runs on past the context: the scheduler frees the
+// blocks its window passes, and before the forward pass the engine rewrites the sinks the
+// window moved (engine/sink_refresh.h).
 #pragma once
 
 #include <cstdint>
@@ -73,6 +78,12 @@ class Engine {
     // The checks submit() makes, without submitting. Reads only what never changes after
     // construction, so other threads may call it while the engine runs.
     void validate(const std::vector<int32_t>& prompt, const GenerationParams& params) const;
+    // Throws kite::Error for a KV window a sequence cannot have: negative, smaller than its
+    // sinks, sinks without a window, larger than the context with its sinks, or needing
+    // more blocks than the whole cache holds (KvWindow::peak_blocks).
+    void check_window(const KvWindow& window) const;
+    // The widest window with `sinks` sinks that check_window accepts (off when none is).
+    KvWindow widest_window(int64_t sinks) const;
 
     // Continues a finished sequence that was kept (params.keep_cache): `tokens` follow what
     // it has, and only they are run through the model (e.g. the next chat turn).
@@ -114,6 +125,7 @@ class Engine {
   private:
     struct Active;
     Active& active(int64_t seq_id) const;
+    int64_t most_cached(int64_t n_tokens, const GenerationParams& params) const;
     void propose_drafts();
     void build_batch();
     void after_forward(const float* logits);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "kv/kv_window.h"
 #include "sampling/sampling_params.h"
 
 namespace kite {
@@ -16,6 +17,10 @@ struct GenerationParams {
     bool ignore_eos = false;        // keep going past end-of-generation tokens
     bool keep_cache = false;        // keep the sequence's KV cache after it finishes
     bool speculative = true;        // draft tokens when the engine has a drafter (opt-out)
+    // Attention sinks and a sliding window (kv/kv_window.h): the sequence keeps its first
+    // kv_window.sinks and last kv_window.window tokens and runs on past the context. Off by
+    // default.
+    KvWindow kv_window;
     // Log-probabilities in each TokenEvent: -1 none, 0 the sampled token's, k > 0 also the
     // k most likely tokens'. Taken after bias and penalties, before truncation/temperature.
     int32_t logprobs = -1;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "kv/kv_window.h"
 #include "model/model.h"
 
 namespace kite {
@@ -33,5 +34,30 @@ struct PerplexityResult {
 PerplexityResult perplexity(const Model& model, const std::vector<int32_t>& tokens,
                             const PerplexityOptions& options, ThreadPool& pool,
                             const std::function<void(int64_t, double)>& progress = {});
+
+// The text read as one stream instead (StreamingLLM's measure): every token after the first
+// is scored given what the cache keeps of all before it, the whole text (window off; it
+// must then fit in `context`) or attention sinks and a sliding window (kv/kv_window.h),
+// evicting as the engine does, with chunks that stop where the window slides.
+struct StreamPerplexityOptions {
+    KvWindow window;
+    int64_t context = 0;  // the positions the cache may hold; 0: the model's training context
+    int64_t n_batch = 512;
+    int32_t bos = -1;  // if >= 0, the first token is replaced by it
+    KvTypes kv_type;
+};
+
+struct StreamPerplexityResult {
+    double ppl = 0;
+    double ppl_error = 0;
+    int64_t n_scored = 0;
+    int64_t n_evicted = 0;  // tokens evicted by the end
+};
+
+// `progress(tokens_scored, running_ppl)` is called after each forward pass. Throws
+// kite::Error for a text of fewer than 2 tokens, or one or a window that does not fit.
+StreamPerplexityResult stream_perplexity(const Model& model, const std::vector<int32_t>& tokens,
+                                         const StreamPerplexityOptions& options, ThreadPool& pool,
+                                         const std::function<void(int64_t, double)>& progress = {});
 
 }  // namespace kite

@@ -32,18 +32,27 @@ void Scheduler::release(Sequence& seq) {
     for (int32_t block : seq.block_table) blocks_.release(block);
     seq.block_table.clear();
     seq.n_published = 0;
+    release_window(seq.window_state, blocks_);
 }
 
 void Scheduler::drop_blocks_past_computed(Sequence& seq) {
-    const auto keep = static_cast<size_t>((seq.n_computed + block_size_ - 1) / block_size_);
+    const int64_t end = seq.cache_position(seq.n_computed, block_size_);
+    const auto keep = static_cast<size_t>((end + block_size_ - 1) / block_size_);
     while (seq.block_table.size() > keep) {
         blocks_.release(seq.block_table.back());
         seq.block_table.pop_back();
     }
 }
 
+bool Scheduler::slide(Sequence& seq) {
+    return slide_window(seq.window, block_size_, seq.n_computed, seq.block_table, seq.window_state,
+                        blocks_);
+}
+
 bool Scheduler::reserve(Sequence& seq, int64_t n_tokens) {
-    const int64_t needed = (seq.n_computed + n_tokens + block_size_ - 1) / block_size_;
+    if (!slide(seq)) return false;
+    const int64_t end = seq.cache_position(seq.n_computed, block_size_) + n_tokens;
+    const int64_t needed = (end + block_size_ - 1) / block_size_;
     while (static_cast<int64_t>(seq.block_table.size()) < needed) {
         const int32_t block = blocks_.allocate();
         if (block < 0) return false;
@@ -52,9 +61,11 @@ bool Scheduler::reserve(Sequence& seq, int64_t n_tokens) {
     return true;
 }
 
+// A chunk ends where the sequence's window slides next: all its tokens see the same cache.
 int64_t Scheduler::tokens_that_fit(const Sequence& seq) const {
     const int64_t blocks = static_cast<int64_t>(seq.block_table.size()) + blocks_.n_free();
-    return blocks * block_size_ - seq.n_computed;
+    return std::min(blocks * block_size_ - seq.cache_position(seq.n_computed, block_size_),
+                    seq.window.tokens_until_slide(seq.n_computed, block_size_));
 }
 
 uint64_t Scheduler::block_hash(Sequence& seq, size_t block) {
@@ -68,18 +79,24 @@ uint64_t Scheduler::block_hash(Sequence& seq, size_t block) {
     return seq.block_hashes[block];
 }
 
+// Once a window has evicted, new blocks hold keys and values computed without the evicted
+// tokens: they are not what the same prefix gives anyone else, so they are never offered.
 void Scheduler::publish_full_blocks(Sequence& seq) {
-    if (!blocks_.prefix_caching()) return;
+    if (!blocks_.prefix_caching() || seq.window_state.evicted > 0) return;
     const int64_t full = seq.n_computed / block_size_;
     for (; seq.n_published < full; ++seq.n_published)
         blocks_.publish(seq.block_table[seq.n_published], block_hash(seq, seq.n_published));
 }
 
 // A sequence without blocks takes the cached blocks its tokens start with. The last token
-// is always left to compute: its logits give the next token.
+// is always left to compute: its logits give the next token. A windowed sequence takes none
+// past its first slide: a block there, cached by a sequence that kept everything, holds
+// what its tokens give with the whole prefix, not what the window gives.
 int64_t Scheduler::take_cached_prefix(Sequence& seq) {
     if (!blocks_.prefix_caching()) return 0;
-    const int64_t max_blocks = (static_cast<int64_t>(seq.tokens.size()) - 1) / block_size_;
+    int64_t max_blocks = (static_cast<int64_t>(seq.tokens.size()) - 1) / block_size_;
+    if (seq.window.enabled())
+        max_blocks = std::min(max_blocks, seq.window.first_slide(block_size_) / block_size_);
     int64_t hit = 0;
     for (; hit < max_blocks; ++hit) {
         const int32_t block = blocks_.acquire_cached(block_hash(seq, hit));
@@ -110,7 +127,7 @@ void Scheduler::preempt(Sequence& seq, std::vector<ScheduledChunk>& out, int64_t
 bool Scheduler::admit(Sequence& seq, std::vector<ScheduledChunk>& out, int64_t& budget) {
     const bool fresh = seq.block_table.empty();  // a kept (chat) sequence brings its blocks
     const int64_t hit = fresh ? take_cached_prefix(seq) : 0;
-    const int64_t n = std::min({seq.n_pending(), budget, tokens_that_fit(seq)});
+    const int64_t n = slide(seq) ? std::min({seq.n_pending(), budget, tokens_that_fit(seq)}) : 0;
     if (n <= 0) {
         if (fresh) release(seq), seq.n_computed = 0;
         return false;
@@ -162,7 +179,8 @@ void Scheduler::schedule(std::vector<ScheduledChunk>& out) {
         if (seq->n_pending() <= 1) continue;
         int64_t n = 0;
         bool scheduled = true;
-        while ((n = std::min({seq->n_pending(), budget, tokens_that_fit(*seq)})) <= 0) {
+        while (!slide(*seq) ||
+               (n = std::min({seq->n_pending(), budget, tokens_that_fit(*seq)})) <= 0) {
             Sequence* victim = running_.back();
             preempt(*victim, out, budget);
             if (victim == seq) {

@@ -9,6 +9,9 @@
 // a block and none is free, the most recently admitted running sequence is preempted: its
 // blocks are released (full ones stay in the prefix cache), its tokens are kept, and it
 // goes back to the front of the waiting queue, to be recomputed when admitted again.
+// A sequence with a KV window (kv/kv_window.h) frees the blocks its window has passed
+// before it grows, and its chunks stop where the window slides next, so a recompute sees
+// what the first computation saw.
 #pragma once
 
 #include <cstdint>
@@ -65,6 +68,7 @@ class Scheduler {
     const Stats& stats() const { return stats_; }
 
   private:
+    bool slide(Sequence& seq);  // evicts what its window has passed (kv/window_table.h)
     bool reserve(Sequence& seq, int64_t n_tokens);
     int64_t tokens_that_fit(const Sequence& seq) const;
     uint64_t block_hash(Sequence& seq, size_t block);

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "kv/window_table.h"
+
 namespace kite {
 
 enum class FinishReason {
@@ -33,11 +35,20 @@ struct Sequence {
     // how many blocks of block_table have been offered to the cache.
     std::vector<uint64_t> block_hashes;
     int64_t n_published = 0;
+    // Attention sinks and a sliding window (kv/kv_window.h; off by default): once it has
+    // evicted, block_table starts with the sink copies and positions in the cache differ
+    // from positions in `tokens` by window.rope_offset(window_state.evicted).
+    KvWindow window;
+    WindowState window_state;
     FinishReason finish = FinishReason::None;
 
     bool finished() const { return finish != FinishReason::None; }
     // Tokens still to run through the model before the next token can be sampled.
     int64_t n_pending() const { return static_cast<int64_t>(tokens.size()) - n_computed; }
+    // Where the token at `position` of `tokens` sits in the block table.
+    int64_t cache_position(int64_t position, int64_t block_size) const {
+        return position - window.rope_offset(window_state.evicted, block_size);
+    }
 };
 
 }  // namespace kite

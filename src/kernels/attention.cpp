@@ -86,7 +86,7 @@ size_t kv_element_index(TensorType type) {
 }
 
 void paged_attention(const PagedKvLayer& kv, const AttentionShape& shape, const float* q,
-                     float* out, int64_t n_tokens, const int64_t* positions,
+                     float* out, int64_t n_tokens, const int64_t* positions, const int64_t* firsts,
                      const int32_t* const* block_tables, float scale, ThreadPool& pool) {
     const AttendHeadsFn attend = choose_kernel(shape.head_dim, kv.block_size);
     const int64_t group = shape.n_heads / shape.n_kv_heads;
@@ -102,7 +102,8 @@ void paged_attention(const PagedKvLayer& kv, const AttentionShape& shape, const 
             const int64_t t = job / jobs_per_token, h = (job % jobs_per_token) * per_job;
             const int64_t at = t * width + h * shape.head_dim;
             const int64_t first =
-                shape.window > 0 ? std::max<int64_t>(0, positions[t] - shape.window + 1) : 0;
+                std::max(firsts ? firsts[t] : 0,
+                         shape.window > 0 ? positions[t] - shape.window + 1 : int64_t{0});
             float rotated[kMaxGroup * kMaxHeadDim];
             attend(kv, shape.head_dim, h / group, static_cast<int>(per_job),
                    queries_for(kv.k, q + at, per_job * shape.head_dim, rotated), out + at, first,

@@ -43,11 +43,12 @@ struct AttentionShape {
 constexpr int64_t kMaxHeadDim = 256;
 
 // For each token t: out[t] = softmax(q[t] . K[first..positions[t]] * scale) V, per head (first
-// is 0, or the start of the sliding window), where
-// K/V position p lives in slot block_tables[t][p / block_size] * block_size + p % block_size.
+// is firsts[t], or 0 when firsts is null, or the start of the sliding window if that is
+// later), where K/V position p lives in slot
+// block_tables[t][p / block_size] * block_size + p % block_size.
 // q and out are [n_tokens][n_heads * head_dim].
 void paged_attention(const PagedKvLayer& kv, const AttentionShape& shape, const float* q,
-                     float* out, int64_t n_tokens, const int64_t* positions,
+                     float* out, int64_t n_tokens, const int64_t* positions, const int64_t* firsts,
                      const int32_t* const* block_tables, float scale, ThreadPool& pool);
 
 }  // namespace kite

@@ -26,11 +26,10 @@ void rms_norm(const float* x, const float* weight, float* out, int64_t n, float 
     for (int64_t i = 0; i < n; ++i) out[i] = x[i] * scale * weight[i];
 }
 
-void rope_angles(const RopeParams& p, int64_t position, float* cos_sin) {
+namespace {
+
+void angles(const RopeParams& p, int64_t position, float mscale, float* cos_sin) {
     const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_rot));
-    // YaRN keeps the unscaled angle's magnitude growth; LongRoPE and YaRN give attn_factor.
-    const float mscale =
-        p.attn_factor * (p.ext_factor != 0.0f ? 1.0f + 0.1f * std::log(1.0f / p.freq_scale) : 1.0f);
     float theta_base = static_cast<float>(position);
     for (int64_t i = 0; i < p.n_rot / 2; ++i) {
         const float extrapolated = p.freq_factors ? theta_base / p.freq_factors[i] : theta_base;
@@ -45,6 +44,19 @@ void rope_angles(const RopeParams& p, int64_t position, float* cos_sin) {
         cos_sin[2 * i + 1] = std::sin(theta) * mscale;
         theta_base *= theta_scale;
     }
+}
+
+}  // namespace
+
+void rope_angles(const RopeParams& p, int64_t position, float* cos_sin) {
+    // YaRN keeps the unscaled angle's magnitude growth; LongRoPE and YaRN give attn_factor.
+    const float mscale =
+        p.attn_factor * (p.ext_factor != 0.0f ? 1.0f + 0.1f * std::log(1.0f / p.freq_scale) : 1.0f);
+    angles(p, position, mscale, cos_sin);
+}
+
+void rope_shift_angles(const RopeParams& p, int64_t delta, float* cos_sin) {
+    angles(p, delta, 1.0f, cos_sin);
 }
 
 void rope_rotate(float* head, const float* cos_sin, int64_t n_rot, RopeStyle style) {

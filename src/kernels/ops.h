@@ -36,6 +36,12 @@ struct RopeParams {
 // angles are a running product like ggml's, so the rounding matches llama.cpp's.
 void rope_angles(const RopeParams& p, int64_t position, float* cos_sin);
 
+// The angles that turn a vector rotated at position p into one rotated at p + delta: those of
+// rope_angles at `delta` without the magnitude (attn_factor, YaRN's), which the vector got
+// when it was first rotated. Exact in real arithmetic because every angle is linear in the
+// position (all the scalings above keep it so).
+void rope_shift_angles(const RopeParams& p, int64_t delta, float* cos_sin);
+
 // Rotates the first n_rot values of one head vector in place by the angles of rope_angles.
 void rope_rotate(float* head, const float* cos_sin, int64_t n_rot, RopeStyle style);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "quant/convert.h"
 #include "quant/hadamard.h"
 
 namespace kite {
@@ -47,7 +48,8 @@ KvCache::KvCache(const KvCacheShape& shape, KvTypes types, int64_t n_blocks, int
       write_k_(kv_type_info(types.k).from_f32),
       write_v_(kv_type_info(types.v).from_f32),
       rotate_keys_(kv_type_info(types.k).rotate_keys),
-      rotated_(rotate_keys_ ? slot_elements_ : 0) {
+      rotated_(rotate_keys_ ? slot_elements_ : 0),
+      shifted_(slot_elements_) {
     check_head_dim(shape, types.k);
     check_head_dim(shape, types.v);
     const auto slots = static_cast<size_t>(shape.n_layers * n_slots());
@@ -55,16 +57,40 @@ KvCache::KvCache(const KvCacheShape& shape, KvTypes types, int64_t n_blocks, int
     values_.resize(v_slot_ * slots);
 }
 
-void KvCache::write(int64_t layer, int64_t slot, const float* k, const float* v) {
-    // A head's row fills whole blocks, so the slot's row quantizes as its heads' rows would.
-    const auto index = static_cast<size_t>(layer * n_slots() + slot);
+void KvCache::store_keys(size_t index, const float* k) {
     if (rotate_keys_) {
         std::copy(k, k + slot_elements_, rotated_.begin());
         hadamard32_blocks(rotated_.data(), slot_elements_);
         k = rotated_.data();
     }
     write_k_(k, keys_.data() + index * k_slot_, slot_elements_);
+}
+
+void KvCache::write(int64_t layer, int64_t slot, const float* k, const float* v) {
+    // A head's row fills whole blocks, so the slot's row quantizes as its heads' rows would.
+    const auto index = static_cast<size_t>(layer * n_slots() + slot);
+    store_keys(index, k);
     write_v_(v, values_.data() + index * v_slot_, slot_elements_);
+}
+
+void KvCache::read_keys(int64_t layer, int64_t slot, float* k) const {
+    const auto index = static_cast<size_t>(layer * n_slots() + slot);
+    dequantize_row(types_.k, keys_.data() + index * k_slot_, k,
+                   static_cast<size_t>(slot_elements_));
+    if (rotate_keys_) hadamard32_blocks(k, slot_elements_);  // its own inverse
+}
+
+void KvCache::copy_rotated(int64_t layer, int64_t from, int64_t to, const RopeParams& rope,
+                           int64_t delta) {
+    float cos_sin[kMaxRopeDims];
+    rope_shift_angles(rope, delta, cos_sin);
+    read_keys(layer, from, shifted_.data());
+    for (int64_t h = 0; h < shape_.n_kv_heads; ++h)
+        rope_rotate(shifted_.data() + h * shape_.head_dim, cos_sin, rope.n_rot, rope.style);
+    const auto src = static_cast<size_t>(layer * n_slots() + from);
+    const auto dst = static_cast<size_t>(layer * n_slots() + to);
+    std::copy_n(values_.data() + src * v_slot_, v_slot_, values_.data() + dst * v_slot_);
+    store_keys(dst, shifted_.data());
 }
 
 PagedKvLayer KvCache::layer(int64_t layer) const {

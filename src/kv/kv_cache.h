@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/attention.h"
+#include "kernels/ops.h"
 #include "kv/kv_type.h"
 
 namespace kite {
@@ -42,10 +43,20 @@ class KvCache {
     // Stores one token's keys and values (n_kv_heads * head_dim floats each) in `slot`,
     // converted (quantized) to the cache's types.
     void write(int64_t layer, int64_t slot, const float* k, const float* v);
+    // One slot's keys as floats, as they were given to write() up to the type's rounding.
+    void read_keys(int64_t layer, int64_t slot, float* k) const;
+    // Copies slot `from` to slot `to`, its keys turned by RoPE as if they had been written
+    // `delta` positions later (each head's first rope.n_rot values, in rope.style): the
+    // attention sinks of a sliding window (kv/kv_window.h). Keys of a block type are
+    // dequantized, rotated and quantized again; values are copied as stored.
+    void copy_rotated(int64_t layer, int64_t from, int64_t to, const RopeParams& rope,
+                      int64_t delta);
 
     PagedKvLayer layer(int64_t layer) const;
 
   private:
+    void store_keys(size_t index, const float* k);  // rotated first where the type wants it
+
     KvCacheShape shape_;
     KvTypes types_;
     int64_t n_blocks_, block_size_;
@@ -55,6 +66,7 @@ class KvCache {
     void (*write_v_)(const float*, void*, int64_t);
     bool rotate_keys_;
     std::vector<float> rotated_;          // one slot's keys, rotated before they are stored
+    std::vector<float> shifted_;          // one slot's keys, for copy_rotated
     std::vector<uint8_t> keys_, values_;  // [layer][slot][n_kv_heads rows of head_dim]
 };
 

@@ -23,7 +23,9 @@ RunState::RunState(const ModelConfig& c, int64_t max_tokens_, int64_t max_logits
       gate(max_tokens * c.n_ff),
       up(max_tokens * c.n_ff),
       logits(max_logits * c.n_vocab),
-      block_tables(max_tokens) {
+      block_tables(max_tokens),
+      firsts(max_tokens),
+      rope_positions(max_tokens) {
     // Enough for the widest input any matmul prepares (f32 activations are the largest).
     scratch.resize(max_tokens * std::max({c.n_embd, c.n_ff, c.n_heads * c.head_dim}) *
                    sizeof(float));
@@ -87,7 +89,7 @@ void Model::attention_block(int64_t l, const Batch& b, KvCache& kv, RunState& s,
         float* k = &s.k[t * kv_width];
         if (!w.attn_q_norm.empty()) norm_rows(q, w.attn_q_norm, c.n_heads, c.head_dim, eps);
         if (!w.attn_k_norm.empty()) norm_rows(k, w.attn_k_norm, c.n_kv_heads, c.head_dim, eps);
-        rope_angles(layer.rope, b.positions[t], cos_sin);
+        rope_angles(layer.rope, s.rope_positions[t], cos_sin);
         for (int64_t h = 0; h < c.n_heads; ++h)
             rope_rotate(q + h * c.head_dim, cos_sin, c.n_rot, layer.rope.style);
         for (int64_t h = 0; h < c.n_kv_heads; ++h)
@@ -97,7 +99,8 @@ void Model::attention_block(int64_t l, const Batch& b, KvCache& kv, RunState& s,
 
     const AttentionShape shape{c.n_heads, c.n_kv_heads, c.head_dim, layer.window};
     paged_attention(kv.layer(l), shape, s.q.data(), s.att.data(), T, b.positions.data(),
-                    s.block_tables.data(), static_cast<float>(c.attention_scale), pool);
+                    s.firsts.data(), s.block_tables.data(), static_cast<float>(c.attention_scale),
+                    pool);
     matmul(w.wo, s.att.data(), T, s.delta.data(), s.scratch.data(), pool);
     if (!w.attn_post_norm.empty()) norm_rows(s.delta.data(), w.attn_post_norm, T, c.n_embd, eps);
     add_in_place(s.x.data(), s.delta.data(), T * c.n_embd);
@@ -129,8 +132,11 @@ const float* Model::forward(const Batch& b, KvCache& kv, RunState& s, ThreadPool
              s.max_tokens, s.max_logits);
 
     for (const BatchSequence& seq : b.sequences)
-        for (int64_t i = 0; i < seq.query_len; ++i)
-            s.block_tables[seq.query_start + i] = seq.block_table;
+        for (int64_t t = seq.query_start; t < seq.query_start + seq.query_len; ++t) {
+            s.block_tables[t] = seq.block_table;
+            s.firsts[t] = seq.first;
+            s.rope_positions[t] = b.positions[t] + seq.rope_offset;
+        }
     const WeightMatrix& embd = weights_.token_embd;
     for (int64_t t = 0; t < T; ++t)
         dequantize_row(embd.type, embd.data + b.tokens[t] * embd.row_bytes, &s.x[t * c.n_embd],

@@ -31,6 +31,8 @@ struct RunState {
     std::vector<float> gate, up;               // feed-forward hidden [T][n_ff]
     std::vector<float> logits;                 // [max_logits][n_vocab]
     std::vector<const int32_t*> block_tables;  // per token
+    std::vector<int64_t> firsts;               // per token: its sequence's first position
+    std::vector<int64_t> rope_positions;       // per token: position + its rope offset
     std::vector<uint8_t> scratch;              // prepared activations for matmul
 };
 

@@ -15,6 +15,7 @@ using nlohmann::json;
 int64_t CompletionRequest::max_tokens_for(size_t prompt_tokens, int64_t context_length) const {
     if (max_tokens) return *max_tokens;
     if (!chat) return 16;
+    if (params.kv_window.enabled()) return context_length;
     return std::max<int64_t>(1, context_length - static_cast<int64_t>(prompt_tokens));
 }
 
@@ -46,6 +47,20 @@ int64_t integer(const json& body, const char* name, int64_t lo, int64_t hi, int6
     if (x < lo || x > hi)
         bad_request(name, "'{}' must be between {} and {}, got {}", name, lo, hi, x);
     return x;
+}
+
+// Kite's own `kv_window` and `kv_sinks`: a request may turn the server's window off
+// (kv_window 0) or choose its own; sinks default to the server's, or 4.
+KvWindow kv_window(const json& body, const ServedModel& model) {
+    const KvWindow& served = model.kv_window;
+    const int64_t window = integer(body, "kv_window", 0, model.context_length, served.window);
+    const int64_t default_sinks = window == 0 ? 0 : served.enabled() ? served.sinks : 4;
+    const int64_t sinks = integer(body, "kv_sinks", 0, model.context_length, default_sinks);
+    if (window == 0 && sinks > 0) bad_request("kv_sinks", "'kv_sinks' needs 'kv_window'");
+    if (window < sinks)
+        bad_request("kv_window", "'kv_window' ({}) must be at least 'kv_sinks' ({})", window,
+                    sinks);
+    return {window, sinks};
 }
 
 bool boolean(const json& body, const char* name, bool fallback) {
@@ -303,11 +318,15 @@ CompletionRequest parse_completion_request(std::string_view body_text, bool chat
     if (const json* b = field(body, "best_of"); b && *b != r.n)
         bad_request("best_of", "'best_of' must equal 'n' (no server-side best-of)");
 
+    GenerationParams& p = r.params;
+    p.kv_window = kv_window(body, model);
+    // A window lets a request generate past the context.
+    const int64_t most_tokens =
+        p.kv_window.enabled() ? std::numeric_limits<int32_t>::max() : model.context_length;
     const char* max_name =
         chat && field(body, "max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
-    if (field(body, max_name)) r.max_tokens = integer(body, max_name, 1, model.context_length, 16);
+    if (field(body, max_name)) r.max_tokens = integer(body, max_name, 1, most_tokens, 16);
 
-    GenerationParams& p = r.params;
     SamplingParams& s = p.sampling;
     s.temperature = static_cast<float>(number(body, "temperature", 0, 2, 1));
     s.top_p = static_cast<float>(number(body, "top_p", 0, 1, 1));
@@ -345,7 +364,7 @@ CompletionRequest parse_completion_request(std::string_view body_text, bool chat
     for (const auto& prompt : r.prompts) {
         const auto len = static_cast<int64_t>(prompt.size());
         const int64_t max_tokens = r.max_tokens_for(prompt.size(), model.context_length);
-        if (len + max_tokens > model.context_length)
+        if (!p.kv_window.enabled() && len + max_tokens > model.context_length)
             bad_request(r.max_tokens ? max_name : (chat ? "messages" : "prompt"),
                         "This model's maximum context length is {} tokens. However, you "
                         "requested {} tokens ({} in the prompt, {} for the completion).",

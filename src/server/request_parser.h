@@ -22,6 +22,9 @@ struct ServedModel {
     const Tokenizer* tokenizer = nullptr;
     const ChatTemplate* chat_template = nullptr;  // null: the model has none (no chat endpoint)
     int64_t context_length = 0;
+    // What requests get unless they say (kite serve --kv-window, --kv-sinks): off, or
+    // attention sinks and a sliding window, which let a request run past the context.
+    KvWindow kv_window;
 };
 
 struct CompletionRequest {
@@ -38,7 +41,8 @@ struct CompletionRequest {
     bool seed_given = false;
 
     // max_tokens for one prompt: as given, else 16 (completions) or the rest of the context
-    // (chat), as OpenAI-compatible servers do.
+    // (chat), as OpenAI-compatible servers do; with a KV window, a chat may generate a whole
+    // context's worth.
     std::optional<int64_t> max_tokens;
     int64_t max_tokens_for(size_t prompt_tokens, int64_t context_length) const;
 };

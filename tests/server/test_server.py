@@ -23,9 +23,9 @@ REQUEST_TIMEOUT = 120
 
 
 class Server:
-    def __init__(self, *args, model=MODEL):
+    def __init__(self, *args, model=MODEL, ctx="2048"):
         cmd = [KITE, "serve", "-m", model, "--host", "127.0.0.1", "--port", "0", "-t", "2",
-               "-c", "2048", "--kv-mem", "128M", *args]
+               "-c", ctx, "--kv-mem", "128M", *args]
         self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + STARTUP_TIMEOUT
         self.port = None
@@ -292,6 +292,12 @@ BAD_REQUESTS = [
     ("/v1/chat/completions", b'{"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function"}]}', 400),
     ("/v1/completions", b"[" * 100000 + b"]" * 100000, 400),
     ("/v1/completions", b'{"prompt": "' + b"\xff\xfe" * 10 + b'"}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "kv_window": 2, "kv_sinks": 4}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "kv_sinks": 4}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "kv_window": -1}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "kv_window": "64"}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "kv_window": 1.5}', 400),
+    ("/v1/completions", b'{"prompt": "hi", "kv_window": 100000}', 400),
     ("/v1/nothing", b"{}", 404),
 ]
 
@@ -561,3 +567,48 @@ def test_unusable_draft_models_stop_the_server_before_it_listens(tmp_path):
                            capture_output=True, text=True, timeout=STARTUP_TIMEOUT)
         assert r.returncode == 1, r.stderr
         assert why in r.stderr and "listening" not in r.stderr
+
+
+def test_kv_window_runs_a_request_past_the_context():
+    """Per request, kv_window and kv_sinks keep the first and the last tokens of a sequence
+    and let it run past the context (a 128-token one here): all max_tokens come, streamed or
+    not, the same; without them such a request is refused; bad values name the field; the
+    blocks go back. A server started with --kv-window gives every request its window unless
+    the request sets kv_window 0."""
+    s = Server("--max-seqs", "4", ctx="128")
+    try:
+        c = s.client()
+        model = c.models.list().data[0].id
+        window = {"ignore_eos": True, "kv_window": 48, "kv_sinks": 4}
+        with pytest.raises(openai.BadRequestError):
+            c.completions.create(model=model, prompt=PROMPTS[0], max_tokens=200)
+        r = c.completions.create(model=model, prompt=PROMPTS[0], max_tokens=200, temperature=0,
+                                 extra_body=window)
+        assert r.usage.completion_tokens == 200 and r.choices[0].finish_reason == "length"
+        text = "".join(ch.choices[0].text for ch in c.completions.create(
+            model=model, prompt=PROMPTS[0], max_tokens=200, temperature=0, stream=True,
+            extra_body=window))
+        assert text == r.choices[0].text
+        for body, param in [({"kv_window": 2, "kv_sinks": 4}, "kv_window"),
+                            ({"kv_sinks": 4}, "kv_sinks"), ({"kv_window": 129}, "kv_window")]:
+            bad = s.http.post("/v1/completions", json={"prompt": "hi", **body})
+            assert bad.status_code == 400 and bad.json()["error"]["param"] == param, bad.text
+        assert s.wait_idle()["kite_kv_blocks_used"] == 0
+    finally:
+        s.stop()
+    assert s.proc.returncode == 0
+
+    s = Server("--max-seqs", "4", "--kv-window", "48", ctx="128")
+    try:
+        assert any("KV window 48 + 4 sinks" in line for line in s.log)
+        c = s.client()
+        model = c.models.list().data[0].id
+        again = c.completions.create(model=model, prompt=PROMPTS[0], max_tokens=200,
+                                     temperature=0, extra_body={"ignore_eos": True})
+        assert again.choices[0].text == r.choices[0].text
+        with pytest.raises(openai.BadRequestError):
+            c.completions.create(model=model, prompt=PROMPTS[0], max_tokens=200,
+                                 extra_body={"kv_window": 0})
+    finally:
+        s.stop()
+    assert s.proc.returncode == 0
