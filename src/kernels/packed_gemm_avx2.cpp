@@ -335,7 +335,7 @@ constexpr void fill_float_row(TileFn* row, std::integer_sequence<int, C...>) {
 
 template <TensorType T>
 constexpr TileTable make_float_table() {
-    TileTable t{kFloatTokens, {}};
+    TileTable t{kFloatTokens, {}, {}};
     constexpr auto tokens = std::make_integer_sequence<int, kFloatTokens>{};
     fill_float_row<T, 1>(t.fn[0], tokens);
     fill_float_row<T, 2>(t.fn[1], tokens);

@@ -90,7 +90,7 @@ KITE_AVX512 inline void store_tile(const __m512 (&acc)[G][C], const WeightMatrix
 
 // G groups (16 G rows) times C tokens. Per block, each (group, token) gathers an int32 sum
 // for 16 rows from 8 VNNI steps, then one FMA scales it by the row and token scales.
-template <TensorType T, int G, int C>
+template <TensorType T, int G, int C, bool kStream>
 KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
                             size_t act_bytes, int64_t g0, int64_t t0, float* y) {
     const int64_t nb = w.cols / kQK;
@@ -105,7 +105,8 @@ KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const 
     zero_tile(acc);
 
     for (int64_t b = 0; b < nb; ++b) {
-        if constexpr (C == 1) prefetch_blocks_ahead<G>(parts, l, b);
+        if constexpr (kStream)
+            if (t0 == 0) prefetch_blocks_ahead<G>(parts, l, b);
         __m512i sum[G][C];
         for (int g = 0; g < G; ++g) {
             // Start from -128 * sum(w): the activations carry +128 each.
@@ -185,7 +186,7 @@ KITE_AVX512 inline void load_levels(const uint8_t* sb, int p, __m512i& lo, __m51
 // sums of levels times activations, multiplied by the rows' scales into one int32 per (group,
 // token); per super-block, the minimums times the activations' sums of 16 (vpmaddwd), then
 // both scaled to float once.
-template <TensorType T, int G, int C>
+template <TensorType T, int G, int C, bool kStream>
 KITE_AVX512 void k_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
                         size_t act_bytes, int64_t g0, int64_t t0, float* y) {
     constexpr KLayout l = k_layout(T, kRows);
@@ -210,8 +211,8 @@ KITE_AVX512 void k_tile(const WeightMatrix& w, const uint8_t* groups, const uint
             for (int p = s * kPairs; p < (s + 1) * kPairs; ++p) {
                 __m512i lo[G], hi[G];
                 for (int g = 0; g < G; ++g) {
-                    // Decode: the next super-block, spread over this one's pair steps.
-                    if constexpr (C == 1)
+                    // The next super-block, spread over this one's pair steps.
+                    if (kStream && t0 == 0)
                         prefetch_part(sb[g] + l.super_block_bytes(), l.super_block_bytes(), p,
                                       l.sub_blocks * kPairs);
                     load_levels<T>(sb[g], p, lo[g], hi[g]);
@@ -389,29 +390,35 @@ constexpr int tile_tokens(TensorType t) {
     return is_float(t) ? 8 : 4;
 }
 
-// kWiden: BF16 tiles with FMA instead of vdpbf16ps (see bf16_widen_tile).
-template <TensorType T, bool kWiden, int G, int... C>
+// kWiden: BF16 tiles with FMA instead of vdpbf16ps (see bf16_widen_tile); kStream: the
+// prefetching quantized tiles (float types have none).
+template <TensorType T, bool kWiden, bool kStream, int G, int... C>
 constexpr void fill_row(TileFn* row, std::integer_sequence<int, C...>) {
-    if constexpr (T == TensorType::BF16 && kWiden) {
+    if constexpr (kStream && is_float(T)) {
+        return;
+    } else if constexpr (T == TensorType::BF16 && kWiden) {
         ((row[C] = bf16_widen_tile<G, C + 1>), ...);
     } else if constexpr (T == TensorType::BF16) {
         ((row[C] = bf16_tile<G, C + 1>), ...);
     } else if constexpr (is_float(T)) {
         ((row[C] = float_tile<T, G, C + 1>), ...);
     } else if constexpr (is_k_quant(T)) {
-        ((row[C] = k_tile<T, G, C + 1>), ...);
+        ((row[C] = k_tile<T, G, C + 1, kStream>), ...);
     } else {
-        ((row[C] = quant_tile<T, G, C + 1>), ...);
+        ((row[C] = quant_tile<T, G, C + 1, kStream>), ...);
     }
 }
 
 template <TensorType T, bool kWiden = false>
 constexpr TileTable make_table() {
-    TileTable t{tile_tokens(T), {}};
+    TileTable t{tile_tokens(T), {}, {}};
     constexpr auto tokens = std::make_integer_sequence<int, tile_tokens(T)>{};
-    fill_row<T, kWiden, 1>(t.fn[0], tokens);
-    fill_row<T, kWiden, 2>(t.fn[1], tokens);
-    fill_row<T, kWiden, 4>(t.fn[2], tokens);
+    fill_row<T, kWiden, false, 1>(t.fn[0], tokens);
+    fill_row<T, kWiden, false, 2>(t.fn[1], tokens);
+    fill_row<T, kWiden, false, 4>(t.fn[2], tokens);
+    fill_row<T, kWiden, true, 1>(t.stream[0], tokens);
+    fill_row<T, kWiden, true, 2>(t.stream[1], tokens);
+    fill_row<T, kWiden, true, 4>(t.stream[2], tokens);
     return t;
 }
 

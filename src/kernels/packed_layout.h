@@ -74,7 +74,7 @@ struct GroupParts {
     I16* nsum;
 };
 
-// Decode tiles prefetch the blocks they will read this many blocks ahead (see prefetch.h):
+// Tiles prefetch the blocks they will read this many blocks ahead (see prefetch.h):
 // 8 blocks of 16 Q5_0 rows are 3 KiB per group, a K-quant super-block's distance.
 constexpr int64_t kPrefetchBlocks = 8;
 

@@ -1,7 +1,9 @@
-// Software prefetch for the batch-1 (decode) tiles. Decode reads every weight byte once per
-// token from several streams at a time (a tile's groups, each with its quants and scales);
-// the hardware prefetchers alone leave a core well short of its streaming bandwidth there,
-// so the one-token tiles also ask for the bytes they will read a fixed distance ahead.
+// Software prefetch for the tiles that read weights from memory: the first token tile over a
+// range of groups (the later ones find the same bytes in cache). Decode and the few tokens of
+// a speculative verify step read every weight byte once, from several streams at a time (a
+// tile's groups, each with its quants and scales); the hardware prefetchers alone leave a
+// core well short of its streaming bandwidth there, so those tiles also ask for the bytes they
+// will read a fixed distance ahead.
 // A prefetch never faults, so addresses past the end of a buffer are harmless.
 #pragma once
 
