@@ -13,13 +13,8 @@
 namespace kite {
 namespace {
 
+using test::expect_one_line_error;
 using test::run_kite;
-
-void expect_one_line_error(const test::CommandResult& r, int code, const std::string& needle) {
-    EXPECT_EQ(r.exit_code, code) << r.err;
-    EXPECT_EQ(test::count_lines(r.err), 1) << r.err;
-    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-}
 
 TEST(CliHardening, BadFlagValuesAreUsageErrors) {
     expect_one_line_error(run_kite("run -p hi --kv-mem ''"), 2, "not a size");

@@ -69,13 +69,6 @@ TEST(CliInfo, UsesTheDefaultModelWithoutFlag) {
     EXPECT_NE(r.out.find("parameters:      134515008"), std::string::npos);
 }
 
-void expect_one_line_error(const test::CommandResult& r, int code, const std::string& needle) {
-    EXPECT_EQ(r.exit_code, code) << r.err;
-    EXPECT_EQ(test::count_lines(r.err), 1) << r.err;
-    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-    EXPECT_TRUE(r.out.empty()) << r.out;
-}
-
 TEST(CliInfo, RejectsBadInputWithOneLine) {
     expect_one_line_error(run_kite("info -m /nonexistent.gguf"), 1, "cannot open");
     expect_one_line_error(run_kite("info -m " KITE_SOURCE_DIR "/CMakeLists.txt"), 1,

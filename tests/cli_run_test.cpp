@@ -11,13 +11,8 @@
 namespace kite {
 namespace {
 
+using test::expect_one_line_error;
 using test::run_kite;
-
-void expect_one_line_error(const test::CommandResult& r, int code, const std::string& needle) {
-    EXPECT_EQ(r.exit_code, code) << r.err;
-    EXPECT_EQ(test::count_lines(r.err), 1) << r.err;
-    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-}
 
 TEST(CliRun, GeneratesGreedilyAndReportsTimings) {
     auto r = run_kite("run -p 'The capital of France is' -n 8 --temp 0 -t 2");

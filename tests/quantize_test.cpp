@@ -533,13 +533,6 @@ TEST(QuantizeModel, KeepsTheSourceAlignment) {
 
 // --- the command line ---
 
-void expect_one_line_error(const test::CommandResult& r, int code, const std::string& needle) {
-    EXPECT_EQ(r.exit_code, code) << r.err;
-    EXPECT_EQ(test::count_lines(r.err), 1) << r.err;
-    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-    EXPECT_TRUE(r.out.empty()) << r.out;
-}
-
 TEST(QuantizeCli, ConvertsAndReportsEachTensor) {
     std::string in = small_model("cli.gguf");
     std::string out = (temp_dir() / "cli-q8.gguf").string();

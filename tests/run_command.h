@@ -1,6 +1,7 @@
 // Runs the kite binary the way a user would, capturing exit code, stdout and stderr.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -49,6 +50,14 @@ inline int count_lines(const std::string& s) {
     int n = 0;
     for (char c : s) n += c == '\n';
     return n;
+}
+
+// Bad input's contract: exit `code`, one line on stderr that says `needle`, nothing on stdout.
+inline void expect_one_line_error(const CommandResult& r, int code, const std::string& needle) {
+    EXPECT_EQ(r.exit_code, code) << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
 }  // namespace kite::test
