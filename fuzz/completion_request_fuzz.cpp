@@ -49,7 +49,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
                      e.what());
         std::exit(1);
     }
-    served->model = {"default", served->tokenizer.get(), served->chat_template.get(), kContext};
+    served->model = {"default", served->tokenizer.get(), served->chat_template.get(), kContext, {}};
     return 0;
 }
 
