@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "default_model_test.h"
 #include "engine/engine.h"
 #include "greedy_params.h"
 #include "isa_cap.h"
@@ -13,17 +14,8 @@
 namespace kite {
 namespace {
 
-class EngineTest : public ::testing::Test {
+class EngineTest : public test::DefaultModelTest {
   protected:
-    static void SetUpTestSuite() {
-        model_ = Model::load(test::default_model_path()).release();
-        tokenizer_ = Tokenizer::from_gguf(model_->file()).release();
-    }
-    static void TearDownTestSuite() {
-        delete tokenizer_;
-        delete model_;
-    }
-
     static EngineConfig config(int64_t max_seqs, int64_t batch_tokens = 512) {
         EngineConfig c;
         c.threads = 2;
@@ -70,13 +62,7 @@ class EngineTest : public ::testing::Test {
             for (const std::string& p : prompts) out.push_back(generate({p}, n)[0]);
         return out;
     }
-
-    static Model* model_;
-    static Tokenizer* tokenizer_;
 };
-Model* EngineTest::model_ = nullptr;
-Tokenizer* EngineTest::tokenizer_ = nullptr;
-
 const std::vector<std::string> kPrompts = {
     "The capital of France is",
     "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n",

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "default_model_test.h"
 #include "engine/engine.h"
 #include "engine/perplexity.h"
 #include "greedy_params.h"
@@ -22,17 +23,8 @@
 namespace kite {
 namespace {
 
-class KvWindowEngine : public ::testing::Test {
+class KvWindowEngine : public test::DefaultModelTest {
   protected:
-    static void SetUpTestSuite() {
-        model_ = Model::load(test::default_model_path()).release();
-        tokenizer_ = Tokenizer::from_gguf(model_->file()).release();
-    }
-    static void TearDownTestSuite() {
-        delete tokenizer_;
-        delete model_;
-    }
-
     static EngineConfig config(int64_t context, int64_t max_seqs, int64_t batch_tokens = 512) {
         EngineConfig c;
         c.threads = 2;
@@ -54,13 +46,7 @@ class KvWindowEngine : public ::testing::Test {
             for (const TokenEvent& ev : engine.step()) out[index[ev.seq_id]].push_back(ev.token);
         return out;
     }
-
-    static Model* model_;
-    static Tokenizer* tokenizer_;
 };
-Model* KvWindowEngine::model_ = nullptr;
-Tokenizer* KvWindowEngine::tokenizer_ = nullptr;
-
 std::string gpl3() {
     std::ifstream in("/usr/share/common-licenses/GPL-3");
     std::stringstream ss;

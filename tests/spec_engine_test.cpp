@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "default_model_test.h"
 #include "engine/engine.h"
 #include "greedy_params.h"
 #include "test_paths.h"
@@ -27,17 +28,8 @@ class WrongDrafter : public Drafter {
     int32_t token_;
 };
 
-class SpecEngineTest : public ::testing::Test {
+class SpecEngineTest : public test::DefaultModelTest {
   protected:
-    static void SetUpTestSuite() {
-        model_ = Model::load(test::default_model_path()).release();
-        tokenizer_ = Tokenizer::from_gguf(model_->file()).release();
-    }
-    static void TearDownTestSuite() {
-        delete tokenizer_;
-        delete model_;
-    }
-
     static EngineConfig config(int64_t max_seqs, int64_t draft_max) {
         EngineConfig c;
         c.threads = 2;
@@ -96,13 +88,7 @@ class SpecEngineTest : public ::testing::Test {
         Engine engine(*model_, *tokenizer_, c);
         return generate(engine, prompts, std::vector<GenerationParams>(prompts.size(), p));
     }
-
-    static Model* model_;
-    static Tokenizer* tokenizer_;
 };
-Model* SpecEngineTest::model_ = nullptr;
-Tokenizer* SpecEngineTest::tokenizer_ = nullptr;
-
 // Repetitive prompts (prompt lookup finds matches) and plain ones.
 const std::vector<std::string> kPrompts = {
     "1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 1, 2, 3,",
