@@ -97,7 +97,8 @@ void run_tiles(const TilePlan& plan, const WeightMatrix& w, const uint8_t* act, 
                int64_t n_tokens, float* y, int64_t group_begin, int64_t group_end) {
     const bool convert = plan.to_f32 && n_tokens >= plan.convert_tokens;
     const TileTable& t = convert ? *plan.f32_tiles : *plan.tiles;
-    const auto& fn = n_tokens <= kStreamTokens && t.stream[0][0] ? t.stream : t.fn;
+    // Only the first token tile over a range of groups reads the weights from memory.
+    const auto& first = n_tokens <= kStreamTokens && t.stream[0][0] ? t.stream : t.fn;
     const int64_t want = plan.tile_groups(n_tokens);
     for (int64_t g = group_begin; g < group_end;) {
         const int64_t left = group_end - g;
@@ -105,8 +106,10 @@ void run_tiles(const TilePlan& plan, const WeightMatrix& w, const uint8_t* act, 
         const int level = groups == 4 ? 2 : static_cast<int>(groups - 1);
         const uint8_t* bytes = convert ? groups_as_f32(plan, w, g, groups)
                                        : w.packed + g * group_bytes(w, plan.rows_per_group);
-        for (int64_t tok = 0; tok < n_tokens; tok += t.tokens)
+        for (int64_t tok = 0; tok < n_tokens; tok += t.tokens) {
+            const auto& fn = tok == 0 ? first : t.fn;
             fn[level][std::min(t.tokens, n_tokens - tok) - 1](w, bytes, act, act_bytes, g, tok, y);
+        }
         g += groups;
     }
 }

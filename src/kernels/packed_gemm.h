@@ -93,8 +93,9 @@ using TileFn = void (*)(const WeightMatrix& w, const uint8_t* groups, const uint
 struct TileTable {
     int64_t tokens;
     TileFn fn[3][8];  // [log2 groups][tokens - 1]
-    // The same tiles prefetching the weights they read (prefetch.h), for calls of at most
-    // kStreamTokens tokens, which read each weight from memory once; null: use fn.
+    // The same tiles prefetching the weights they read (prefetch.h), for the first token
+    // tile of calls of at most kStreamTokens tokens, which read each weight from memory once;
+    // null: use fn.
     TileFn stream[3][8];
 };
 

@@ -105,8 +105,7 @@ KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const 
     zero_tile(acc);
 
     for (int64_t b = 0; b < nb; ++b) {
-        if constexpr (kStream)
-            if (t0 == 0) prefetch_blocks_ahead<G>(parts, l, b);
+        if constexpr (kStream) prefetch_blocks_ahead<G>(parts, l, b);
         __m512i sum[G][C];
         for (int g = 0; g < G; ++g) {
             // Start from -128 * sum(w): the activations carry +128 each.
@@ -212,9 +211,9 @@ KITE_AVX512 void k_tile(const WeightMatrix& w, const uint8_t* groups, const uint
                 __m512i lo[G], hi[G];
                 for (int g = 0; g < G; ++g) {
                     // The next super-block, spread over this one's pair steps.
-                    if (kStream && t0 == 0)
-                        prefetch_part(sb[g] + l.super_block_bytes(), l.super_block_bytes(), p,
-                                      l.sub_blocks * kPairs);
+                    if constexpr (kStream)
+                        prefetch_part<l.super_block_bytes(), l.sub_blocks * kPairs>(
+                            sb[g] + l.super_block_bytes(), p);
                     load_levels<T>(sb[g], p, lo[g], hi[g]);
                 }
                 for (int c = 0; c < C; ++c) {

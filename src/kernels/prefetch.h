@@ -18,12 +18,16 @@ inline void prefetch_bytes(const uint8_t* p, int64_t bytes) {
     for (int64_t off = 0; off < bytes; off += kCacheLine) __builtin_prefetch(p + off);
 }
 
-// Part `step` of `steps` equal parts of the `bytes` at p: a loop of `steps` iterations
-// calls it once in each to spread a whole block's prefetches over its work.
-inline void prefetch_part(const uint8_t* p, int64_t bytes, int64_t step, int64_t steps) {
-    const int64_t begin = step * bytes / steps / kCacheLine * kCacheLine;
-    const int64_t end = (step + 1) * bytes / steps;
-    for (int64_t off = begin; off < end; off += kCacheLine) __builtin_prefetch(p + off);
+// Part `step` of kSteps equal parts of the kBytes at p: a loop of kSteps iterations calls it
+// once in each to spread a whole block's prefetches over its work. The sizes are constants so
+// that the tiles' loops around it still unroll (a loop of runtime length here kept GCC from
+// unrolling them and put their registers on the stack).
+template <int64_t kBytes, int64_t kSteps>
+inline void prefetch_part(const uint8_t* p, int64_t step) {
+    constexpr int64_t kLines = (kBytes + kCacheLine - 1) / kCacheLine;
+    constexpr int64_t kLinesPerStep = (kLines + kSteps - 1) / kSteps;
+    for (int64_t i = 0; i < kLinesPerStep; ++i)
+        __builtin_prefetch(p + (step * kLinesPerStep + i) * kCacheLine);
 }
 
 }  // namespace kite::packed
