@@ -46,7 +46,7 @@ TEST(CliRun, RejectsBadInput) {
     expect_one_line_error(run_kite("run -p hi --temp -1"), 1, "temperature");
     expect_one_line_error(run_kite("run -p hi --top-p 1.5"), 1, "top_p");
     expect_one_line_error(run_kite("run -p hi --bogus"), 2, "bogus");
-    expect_one_line_error(run_kite("run -p hi --kv-type q3"), 2, "kv-type");
+    expect_one_line_error(run_kite("run -p hi --kv-type q3"), 1, "--kv-type 'q3'");
     // A bad size is a usage error now (exit 2), caught while parsing the flags.
     expect_one_line_error(run_kite("run -p hi --kv-mem lots"), 2, "not a size");
     expect_one_line_error(run_kite("run -p 'a b c d e f g h i j' -c 4"), 1, "does not leave room");

@@ -1,12 +1,16 @@
 // The memory plan: its KV and run-state bytes equal what the engine and RunState really
-// allocate, and a configuration that does not fit (or exceeds the model's context) is refused
-// before anything is allocated, naming the bytes needed and available.
+// allocate, windowed sequences hold the blocks it counts for them and no more, and a
+// configuration that does not fit (or exceeds the model's context) is refused before anything
+// is allocated, naming the bytes needed and available.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "core/error.h"
 #include "engine/engine.h"
 #include "engine/memory_plan.h"
 #include "engine/model_drafter.h"
+#include "greedy_params.h"
 #include "model/model.h"
 #include "test_paths.h"
 #include "tokenizer/tokenizer.h"
@@ -96,6 +100,61 @@ TEST(MemoryPlan, CountsTheSequencesThatFit) {
             EXPECT_EQ(sequences_that_fit(mc, file, c, total - 1), seqs - 1);
         }
         EXPECT_EQ(sequences_that_fit(mc, file, c, file), 0);
+    }
+}
+
+// With a KV window and a draft model too, whose cache and run state grow with B.
+TEST(MemoryPlan, CountsTheSequencesThatFitWithAWindowAndADraft) {
+    auto model = Model::load(test::default_model_path());
+    const ModelConfig& mc = model->config();
+    const size_t file = model->file().file_size();
+    const PlannedDraft draft{&mc, file};  // the default model drafts for itself
+    const KvWindow w{256, 4};
+    EngineConfig c;
+    c.context_length = 8192;
+    c.speculation.draft_max = 20;
+    for (int64_t seqs : {1, 5, 37}) {
+        c.max_sequences = seqs;
+        c.kv_bytes = static_cast<size_t>(seqs) * sequence_kv_bytes(mc, c, w);
+        const size_t total = plan_memory(mc, file, c, draft).total_bytes();
+        EXPECT_EQ(sequences_that_fit(mc, file, c, total, w, draft), seqs);
+        EXPECT_EQ(sequences_that_fit(mc, file, c, total - 1, w, draft), seqs - 1);
+    }
+}
+
+// A windowed sequence holds at most sequence_kv_blocks, however far it runs: three of them,
+// in lockstep far past their window and context, run at once in three times that without a
+// preemption, and use every block of it at their peak; one block fewer preempts.
+TEST(MemoryPlan, WindowedSequencesRunInTheBlocksThePlanCounts) {
+    auto model = Model::load(test::default_model_path());
+    auto tokenizer = Tokenizer::from_gguf(model->file());
+    const KvWindow w{32, 4};
+    EngineConfig c;
+    c.threads = 2;
+    c.context_length = 64;
+    c.max_sequences = 3;
+    c.prefix_caching = false;  // no blocks shared between them
+    const int64_t per_seq = sequence_kv_blocks(model->config(), c, w);
+    EXPECT_EQ(per_seq, w.peak_blocks(c.block_size));
+    GenerationParams params = test::greedy_params(80);
+    params.kv_window = w;
+    const std::vector<int32_t> prompt = tokenizer->encode("Once upon a time", true, true);
+    const size_t block = KvCache::block_bytes(model->kv_shape(), c.kv_type, c.block_size);
+    for (const size_t less : {size_t{0}, block}) {
+        c.kv_bytes = 3 * sequence_kv_bytes(model->config(), c, w) - less;
+        Engine engine(*model, *tokenizer, c);
+        for (int i = 0; i < 3; ++i) engine.submit(prompt, params);
+        int64_t most = 0;
+        while (engine.has_work()) {
+            engine.step();
+            most = std::max(most, engine.block_pool().n_used());
+        }
+        if (less == 0) {
+            EXPECT_EQ(engine.scheduler().stats().preemptions, 0);
+            EXPECT_EQ(most, 3 * per_seq);
+        } else {
+            EXPECT_GT(engine.scheduler().stats().preemptions, 0);
+        }
     }
 }
 

@@ -31,7 +31,7 @@ void chat(const ChatOptions& o) {
     LoadedModel m = load_model(o.engine.model);
     ChatTemplate tmpl = load_chat_template(o.chat_template, m.model->file(), *m.tokenizer);
     (void)o.engine.window();  // bad window flags stop it before the engine allocates
-    EngineConfig config = o.engine.engine_config(1);
+    EngineConfig config = o.engine.engine_config(m.model->config(), 1);
     std::unique_ptr<Model> draft;
     config.speculation = o.spec.config(*m.model, draft);
     Engine engine(*m.model, *m.tokenizer, config);
@@ -39,7 +39,7 @@ void chat(const ChatOptions& o) {
     GenerationParams params = o.sampling.resolve();
     params.kv_window =
         o.engine.kv_window ? o.engine.window() : engine.widest_window(EngineOptions::kDefaultSinks);
-    check_window_flags(engine, params.kv_window);
+    o.engine.check_window(engine, params.kv_window);
     bool told = false;  // about the window, once
     const auto on_text = [&](const std::string& text) {
         if (!told && session.evicted_tokens() > 0) {

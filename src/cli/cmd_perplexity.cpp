@@ -33,7 +33,12 @@ void run_stream(const PerplexityCliOptions& o, const LoadedModel& m, std::vector
     so.context = o.engine.context;
     so.n_batch = o.engine.max_batch_tokens;
     so.bos = m.tokenizer->adds_bos() ? m.tokenizer->bos() : -1;
-    so.kv_type = o.engine.engine_config(1).kv_type;
+    so.kv_type = o.engine.kv_type.types();
+    constexpr int64_t kBlock = 16;  // stream_perplexity's block size
+    const auto n = static_cast<int64_t>(tokens.size());
+    o.engine.check_kv_budget(m.model->config(),
+                             so.window.enabled() ? so.window.peak_blocks(kBlock) * kBlock : n,
+                             so.window.enabled() ? "its KV window needs" : "the stream needs");
     const std::string cache =
         so.window.enabled() ? fmt::format("window {} + {} sinks", so.window.window, so.window.sinks)
                             : "whole cache";
@@ -66,8 +71,9 @@ void run_perplexity(const PerplexityCliOptions& o) {
     po.n_ctx = o.engine.context > 0 ? o.engine.context : 512;
     po.n_batch = std::min(po.n_ctx, o.engine.max_batch_tokens);
     po.bos = m.tokenizer->adds_bos() ? m.tokenizer->bos() : -1;
-    po.kv_type = o.engine.engine_config(1).kv_type;
+    po.kv_type = o.engine.kv_type.types();
     po.max_windows = o.chunks;
+    o.engine.check_kv_budget(m.model->config(), po.n_ctx, "one window of -c needs");
     if (static_cast<int64_t>(tokens.size()) < po.n_ctx)
         fail("the text has {} tokens, fewer than one window of {}", tokens.size(), po.n_ctx);
     const int64_t n_whole = static_cast<int64_t>(tokens.size()) / po.n_ctx;

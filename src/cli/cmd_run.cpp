@@ -54,11 +54,14 @@ void run(const RunOptions& o) {
         tokens = m.tokenizer->encode(prompt, true, !o.no_special);
     }
 
-    EngineConfig config = o.engine.engine_config(1);
+    EngineConfig config = o.engine.engine_config(m.model->config(), 1);
     std::unique_ptr<Model> draft;
     config.speculation = o.spec.config(*m.model, draft);
     Engine engine(*m.model, *m.tokenizer, config);
-    check_window_flags(engine, params.kv_window);
+    o.engine.check_window(engine, params.kv_window);
+    o.engine.check_kv_budget(m.model->config(),
+                             engine.most_cached(static_cast<int64_t>(tokens.size()), params),
+                             "this sequence needs (its prompt and -n)");
     const auto start = std::chrono::steady_clock::now();
     const int64_t id = engine.submit(tokens, params);
     double ttft = -1;

@@ -62,7 +62,7 @@ void serve(const ServeOptions& o) {
     std::unique_ptr<Model> draft;  // a server-wide drafter; requests may opt out
     config.speculation = o.spec.config(*m.model, draft);
     Engine engine(*m.model, *m.tokenizer, config);
-    check_window_flags(engine, window);
+    o.engine.check_window(engine, window);
 
     std::unique_ptr<ChatTemplate> chat_template;
     try {
@@ -102,15 +102,17 @@ void serve(const ServeOptions& o) {
         http.stop();    // no new requests; those being read get 503
         worker.stop();  // running requests end at once: an error event and [DONE], or 503
     });
+    const size_t draft_kv = engine.drafter() ? engine.drafter()->cache_bytes() : 0;
     fmt::print(
         stderr,
         "kite serve: model '{}', {} threads, context {}, KV cache {} tokens ({} bytes, "
-        "{:.0f} MiB, {}), max {} sequences, prefix caching {}, speculative decoding {}, "
+        "{:.0f} MiB, {}), max {} sequences, prefix caching {}, speculative decoding {}{}, "
         "KV window {}\n",
         served.id, engine.threads(), engine.context_length(), engine.kv_capacity_tokens(),
         engine.kv_cache().bytes(), engine.kv_cache().bytes() / 1048576.0,
         kv_types_name(config.kv_type), o.max_seqs, config.prefix_caching ? "on" : "off",
         speculation_summary(o.spec),
+        draft_kv > 0 ? fmt::format(" (draft KV cache {} bytes)", draft_kv) : "",
         window.enabled() ? fmt::format("{} + {} sinks", window.window, window.sinks) : "off");
     fmt::print(stderr, "kite serve: listening on http://{}:{}\n", o.host, port);
     std::fflush(stderr);

@@ -8,6 +8,7 @@
 #include "cli/flag_checks.h"
 #include "core/error.h"
 #include "engine/draft_vocabulary.h"
+#include "engine/memory_plan.h"
 
 namespace kite::cli {
 
@@ -40,15 +41,34 @@ KvWindow EngineOptions::window() const {
     return {w, s};
 }
 
-void check_window_flags(const Engine& engine, const KvWindow& window) {
+void EngineOptions::check_window(const Engine& engine, const KvWindow& window) const {
+    check_window(window, engine.context_length(), engine.kv_capacity_tokens(),
+                 engine.kv_cache().block_size());
+}
+
+void EngineOptions::check_window(const KvWindow& window, int64_t context_length,
+                                 int64_t capacity_tokens, int64_t block_size) const {
     try {
-        engine.check_window(window);
+        Engine::check_window(window, context_length, capacity_tokens, block_size);
     } catch (const Error& e) {
-        fail("--kv-window {} --kv-sinks {}: {}", window.window, window.sinks, e.what());
+        fail("--kv-window {} --kv-sinks {}: {}{}", window.window, window.sinks, e.what(),
+             kv_mem.empty() ? "" : fmt::format(" (--kv-mem {})", kv_mem));
     }
 }
 
-EngineConfig EngineOptions::engine_config(int64_t max_sequences) const {
+void EngineOptions::check_kv_budget(const ModelConfig& model, int64_t tokens,
+                                    const std::string& whose) const {
+    if (kv_mem.empty()) return;
+    const EngineConfig c = engine_config(model, 1);
+    const KvCacheShape shape{model.n_layers, model.n_kv_heads, model.head_dim};
+    const int64_t holds =
+        KvCache::blocks_for_budget(shape, c.kv_type, c.block_size, c.kv_bytes) * c.block_size;
+    if (tokens > holds)
+        fail("--kv-mem {} holds {} tokens of KV cache, fewer than the {} {}", kv_mem, holds, tokens,
+             whose);
+}
+
+EngineConfig EngineOptions::engine_config(const ModelConfig& model, int64_t max_sequences) const {
     EngineConfig c;
     c.threads = threads;
     c.context_length = context;
@@ -56,17 +76,20 @@ EngineConfig EngineOptions::engine_config(int64_t max_sequences) const {
     c.kv_type = kv_type.types();
     c.kv_bytes = kv_mem.empty() ? 0 : parse_bytes(kv_mem);
     c.max_batch_tokens = max_batch_tokens;
+    const KvCacheShape shape{model.n_layers, model.n_kv_heads, model.head_dim};
+    const size_t block = KvCache::block_bytes(shape, c.kv_type, c.block_size);
+    if (c.kv_bytes > 0 && c.kv_bytes < block)
+        fail("--kv-mem {} holds no sequence: one KV block ({} tokens) takes {} bytes in {}", kv_mem,
+             c.block_size, block, kv_types_name(c.kv_type));
     return c;
 }
 
 EngineConfig EngineOptions::serve_config(const ModelConfig& model, int64_t max_sequences) const {
     constexpr size_t kDefaultKvCap = size_t{1} << 30;
-    EngineConfig c = engine_config(max_sequences);
+    EngineConfig c = engine_config(model, max_sequences);
     if (c.kv_bytes == 0) {
-        const KvCacheShape shape{model.n_layers, model.n_kv_heads, model.head_dim};
-        const int64_t ctx = c.context_length > 0 ? c.context_length : model.n_ctx_train;
-        const size_t per_token = KvCache::bytes_per_token(shape, c.kv_type);
-        c.kv_bytes = std::min(per_token * static_cast<size_t>(ctx * max_sequences), kDefaultKvCap);
+        const size_t per_seq = sequence_kv_bytes(model, c, window());
+        c.kv_bytes = std::min(per_seq * static_cast<size_t>(max_sequences), kDefaultKvCap);
     }
     return c;
 }
@@ -91,8 +114,7 @@ void SpeculationOptions::add_to(CLI::App& cmd) {
         ->capture_default_str();
 }
 
-SpeculationConfig SpeculationOptions::config(const Model& target,
-                                             std::unique_ptr<Model>& draft) const {
+SpeculationConfig SpeculationOptions::flags() const {
     SpeculationConfig c;
     c.drafter = draft_model.empty() ? parse_drafter_kind(drafter) : DrafterKind::Model;
     c.draft_max = draft_max;
@@ -101,6 +123,12 @@ SpeculationConfig SpeculationOptions::config(const Model& target,
         fail("--draft-model drafts with a model; it cannot be combined with --spec {}", drafter);
     if (c.drafter == DrafterKind::Model && draft_model.empty())
         fail("--spec draft needs a draft model: give --draft-model M");
+    return c;
+}
+
+SpeculationConfig SpeculationOptions::config(const Model& target,
+                                             std::unique_ptr<Model>& draft) const {
+    SpeculationConfig c = flags();
     if (c.drafter == DrafterKind::Model) {
         try {
             draft = Model::load(resolve_model_path(draft_model));

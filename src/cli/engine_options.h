@@ -34,14 +34,24 @@ struct EngineOptions {
     // The KV window of --kv-window and --kv-sinks (off without --kv-window, or with 0).
     // Throws kite::Error for --kv-sinks without a window or a window smaller than its sinks.
     KvWindow window() const;
-    EngineConfig engine_config(int64_t max_sequences) const;
-    // What `kite serve` runs with: without --kv-mem, room for max_sequences full contexts but
-    // at most 1 GiB of KV cache. `kite plan` sizes the same configuration.
+    // Throws kite::Error, naming --kv-mem, for a budget that holds no KV block of `model`.
+    EngineConfig engine_config(const ModelConfig& model, int64_t max_sequences) const;
+    // What `kite serve` runs with: without --kv-mem, room for max_sequences sequences (full
+    // contexts, or with --kv-window the most a windowed sequence holds) but at most 1 GiB of
+    // KV cache. `kite plan` sizes the same configuration. Throws kite::Error for bad window
+    // flags, as window() does.
     EngineConfig serve_config(const ModelConfig& model, int64_t max_sequences) const;
-};
 
-// Engine::check_window with the flags named: "--kv-window W --kv-sinks S: ...".
-void check_window_flags(const Engine& engine, const KvWindow& window);
+    // Engine::check_window with the flags named: "--kv-window W --kv-sinks S: ..." (and
+    // --kv-mem when it sized the cache).
+    void check_window(const Engine& engine, const KvWindow& window) const;
+    // The same for the cache a plan sizes (Engine::check_window's static form).
+    void check_window(const KvWindow& window, int64_t context_length, int64_t capacity_tokens,
+                      int64_t block_size) const;
+    // Throws kite::Error naming --kv-mem when its budget holds fewer than `tokens` tokens of
+    // `model`'s KV cache (whole blocks); `whose` ends the line: "the 129 <whose>".
+    void check_kv_budget(const ModelConfig& model, int64_t tokens, const std::string& whose) const;
+};
 
 // Speculative decoding: --spec DRAFTER, --draft-max K, --draft-model M and --draft-p-min P.
 struct SpeculationOptions {
@@ -51,6 +61,10 @@ struct SpeculationOptions {
     float draft_p_min = SpeculationConfig::kDefaultDraftPMin;
 
     void add_to(CLI::App& cmd);
+    // The flags' configuration without the draft model (`kite plan` reads only its file).
+    // Throws kite::Error for --spec draft without --draft-model, or --draft-model with
+    // another --spec.
+    SpeculationConfig flags() const;
     // The configuration; loads the draft model into `draft` when there is one (it must
     // outlive the engine) and checks that it can draft for `target`, so a bad one stops
     // the command before it prints anything. Throws kite::Error.

@@ -1,6 +1,7 @@
 // The KV-cache type flags of every command that sizes or runs a KV cache: --kv-type for keys
 // and values, --kv-type-k and --kv-type-v for either alone. A name that is not a KV type
-// (kv/kv_type.h) is a usage error: one line naming the flag and the types, exit code 2.
+// (kv/kv_type.h) is bad input: one line naming the flag and the types, exit code 1, before
+// anything loads (kite serve does not start).
 #pragma once
 
 #include <string>

@@ -5,6 +5,7 @@
 // token; a right guess saves a whole forward pass.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -37,6 +38,8 @@ class Drafter {
     virtual void release(int64_t /*seq_id*/) {}
     // KV blocks of the drafter's own cache held for sequences (0 without one).
     virtual int64_t blocks_used() const { return 0; }
+    // Bytes of that cache, all of it (0 without one).
+    virtual size_t cache_bytes() const { return 0; }
 };
 
 enum class DrafterKind {

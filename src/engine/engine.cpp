@@ -100,6 +100,11 @@ static void check_capacity(int64_t n_tokens, int64_t max_tokens, int64_t most, i
 }
 
 void Engine::check_window(const KvWindow& w) const {
+    check_window(w, context_length_, kv_capacity_tokens(), config_.block_size);
+}
+
+void Engine::check_window(const KvWindow& w, int64_t context_length, int64_t capacity_tokens,
+                          int64_t block_size) {
     if (w.window < 0 || w.sinks < 0) fail("a KV window and its sinks cannot be negative");
     if (!w.enabled()) {
         if (w.sinks > 0) fail("attention sinks need a KV window");
@@ -108,15 +113,15 @@ void Engine::check_window(const KvWindow& w) const {
     if (w.window < w.sinks)
         fail("a KV window of {} tokens is smaller than its {} sinks", w.window, w.sinks);
     // Positions within the cache stay below what the context allows.
-    if (w.window + w.sinks > context_length_)
+    if (w.window + w.sinks > context_length)
         fail("a KV window of {} tokens with {} sinks does not fit in the context of {} tokens",
-             w.window, w.sinks, context_length_);
-    const int64_t needed = w.peak_blocks(config_.block_size) * config_.block_size;
-    if (needed > kv_capacity_tokens())
+             w.window, w.sinks, context_length);
+    const int64_t needed = w.peak_blocks(block_size) * block_size;
+    if (needed > capacity_tokens)
         fail(
             "a KV window of {} tokens with {} sinks needs up to {} tokens of KV cache, more "
             "than the whole cache holds ({} tokens)",
-            w.window, w.sinks, needed, kv_capacity_tokens());
+            w.window, w.sinks, needed, capacity_tokens);
 }
 
 KvWindow Engine::widest_window(int64_t sinks) const {
@@ -129,7 +134,6 @@ KvWindow Engine::widest_window(int64_t sinks) const {
     return {};
 }
 
-// The most tokens a sequence holds in the cache at once.
 int64_t Engine::most_cached(int64_t n_tokens, const GenerationParams& params) const {
     const KvWindow& w = params.kv_window;
     if (!w.enabled()) return std::min(n_tokens + params.max_tokens, context_length_);

@@ -82,8 +82,14 @@ class Engine {
     // sinks, sinks without a window, larger than the context with its sinks, or needing
     // more blocks than the whole cache holds (KvWindow::peak_blocks).
     void check_window(const KvWindow& window) const;
+    // The same check for an engine of `context_length` tokens and `capacity_tokens` of KV
+    // cache in blocks of `block_size`, before there is one (`kite plan`).
+    static void check_window(const KvWindow& window, int64_t context_length,
+                             int64_t capacity_tokens, int64_t block_size);
     // The widest window with `sinks` sinks that check_window accepts (off when none is).
     KvWindow widest_window(int64_t sinks) const;
+    // The most tokens a sequence of `n_tokens` with `params` holds in the cache at once.
+    int64_t most_cached(int64_t n_tokens, const GenerationParams& params) const;
 
     // Continues a finished sequence that was kept (params.keep_cache): `tokens` follow what
     // it has, and only they are run through the model (e.g. the next chat turn).
@@ -125,7 +131,6 @@ class Engine {
   private:
     struct Active;
     Active& active(int64_t seq_id) const;
-    int64_t most_cached(int64_t n_tokens, const GenerationParams& params) const;
     void propose_drafts();
     void build_batch();
     void after_forward(const float* logits);

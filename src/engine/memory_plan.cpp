@@ -29,15 +29,29 @@ size_t run_state_bytes(const ModelConfig& c, int64_t tokens, int64_t logits_rows
     return floats * sizeof(float) + t * sizeof(void*);
 }
 
+KvCacheShape kv_shape(const ModelConfig& c) {
+    return {c.n_layers, c.n_kv_heads, c.head_dim};
+}
+
+PlannedDraft draft_of(const EngineConfig& config) {
+    const Model* draft = config.speculation.draft_model;
+    return draft ? PlannedDraft{&draft->config(), draft->file().file_size()} : PlannedDraft{};
+}
+
 }  // namespace
 
 MemoryPlan plan_memory(const ModelConfig& model, size_t model_file_bytes,
                        const EngineConfig& config) {
+    return plan_memory(model, model_file_bytes, config, draft_of(config));
+}
+
+MemoryPlan plan_memory(const ModelConfig& model, size_t model_file_bytes,
+                       const EngineConfig& config, const PlannedDraft& draft) {
     MemoryPlan p;
     p.context_length = config.context_length > 0 ? config.context_length : model.n_ctx_train;
     p.weight_bytes = model_file_bytes;
-    const KvCacheShape shape{model.n_layers, model.n_kv_heads, model.head_dim};
-    const size_t block_bytes = KvCache::block_bytes(shape, config.kv_type, config.block_size);
+    const size_t block_bytes =
+        KvCache::block_bytes(kv_shape(model), config.kv_type, config.block_size);
     if (config.kv_bytes > 0) {
         p.kv_blocks = static_cast<int64_t>(config.kv_bytes / std::max<size_t>(block_bytes, 1));
     } else {
@@ -46,39 +60,58 @@ MemoryPlan plan_memory(const ModelConfig& model, size_t model_file_bytes,
     }
     p.kv_bytes = static_cast<size_t>(p.kv_blocks) * block_bytes;
     p.run_state_bytes = run_state_bytes(model, config.max_batch_tokens, config.max_batch_tokens);
-    if (const Model* draft = config.speculation.draft_model) {
+    if (draft.config != nullptr) {
         // As ModelDrafter sizes them.
-        const ModelConfig& d = draft->config();
         const int64_t sequences = std::max<int64_t>(config.max_sequences, 1);
-        p.draft_weight_bytes = draft->file().file_size();
+        p.draft_weight_bytes = draft.file_bytes;
         p.draft_kv_blocks = draft_cache_blocks(p.kv_blocks, sequences, config.block_size,
                                                config.speculation.draft_max);
         p.draft_kv_bytes =
             static_cast<size_t>(p.draft_kv_blocks) *
-            KvCache::block_bytes(draft->kv_shape(), config.kv_type, config.block_size);
+            KvCache::block_bytes(kv_shape(*draft.config), config.kv_type, config.block_size);
         p.draft_run_state_bytes =
-            run_state_bytes(d, std::max(config.max_batch_tokens, sequences), sequences);
+            run_state_bytes(*draft.config, std::max(config.max_batch_tokens, sequences), sequences);
     }
     return p;
 }
 
-size_t sequence_kv_bytes(const ModelConfig& model, const EngineConfig& config) {
+int64_t sequence_kv_blocks(const ModelConfig& model, const EngineConfig& config,
+                           const KvWindow& window) {
+    if (window.enabled()) return window.peak_blocks(config.block_size);
     const int64_t context = config.context_length > 0 ? config.context_length : model.n_ctx_train;
-    const int64_t blocks = (context + config.block_size - 1) / config.block_size;
-    const KvCacheShape shape{model.n_layers, model.n_kv_heads, model.head_dim};
-    return static_cast<size_t>(blocks) *
-           KvCache::block_bytes(shape, config.kv_type, config.block_size);
+    return (context + config.block_size - 1) / config.block_size;
+}
+
+size_t sequence_kv_bytes(const ModelConfig& model, const EngineConfig& config,
+                         const KvWindow& window) {
+    return static_cast<size_t>(sequence_kv_blocks(model, config, window)) *
+           KvCache::block_bytes(kv_shape(model), config.kv_type, config.block_size);
 }
 
 int64_t sequences_that_fit(const ModelConfig& model, size_t model_file_bytes,
-                           const EngineConfig& config, size_t budget) {
-    EngineConfig one = config;
-    one.kv_bytes = 0;
-    one.max_sequences = 1;
-    const MemoryPlan p = plan_memory(model, model_file_bytes, one);
-    const size_t fixed = p.weight_bytes + p.run_state_bytes;
-    if (budget < fixed) return 0;
-    return static_cast<int64_t>((budget - fixed) / sequence_kv_bytes(model, config));
+                           const EngineConfig& config, size_t budget, const KvWindow& window,
+                           const PlannedDraft& draft) {
+    const PlannedDraft d = draft.config != nullptr ? draft : draft_of(config);
+    const size_t per_seq = sequence_kv_bytes(model, config, window);
+    const auto total = [&](int64_t sequences) {
+        EngineConfig c = config;
+        c.max_sequences = sequences;
+        c.kv_bytes = static_cast<size_t>(sequences) * per_seq;
+        return plan_memory(model, model_file_bytes, c, d).total_bytes();
+    };
+    // Every term grows with B, the KV cache by per_seq a sequence: what one sequence needs
+    // beyond its KV bounds B from above, and a binary search finds it.
+    if (budget < total(1)) return 0;
+    const size_t fixed = total(1) - per_seq;
+    int64_t lo = 1, hi = static_cast<int64_t>((budget - fixed) / per_seq);
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo + 1) / 2;
+        if (total(mid) <= budget)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
 }
 
 size_t available_memory_bytes() {

@@ -1,7 +1,7 @@
 // What an engine configuration costs in memory before anything is allocated: the mapped
 // weights, the KV cache (the same block arithmetic as the Engine) and the run state of one
-// forward pass, and whether what is still to be allocated fits in the memory available.
-// `kite plan` and the engine's own check share this arithmetic.
+// forward pass, the draft model's too, and whether what is still to be allocated fits in the
+// memory available. `kite plan` and the engine's own check share this arithmetic.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +9,7 @@
 #include <string>
 
 #include "engine/engine.h"
+#include "kv/kv_window.h"
 #include "model/model_config.h"
 
 namespace kite {
@@ -31,16 +32,33 @@ struct MemoryPlan {
     size_t total_bytes() const { return weight_bytes + draft_weight_bytes + allocated_bytes(); }
 };
 
+// A draft model as a plan counts it, from its file alone (`kite plan` loads no weights).
+struct PlannedDraft {
+    const ModelConfig* config = nullptr;  // null: no draft model
+    size_t file_bytes = 0;                // its mapped file
+};
+
+// With the draft model of config.speculation.draft_model, if any.
 MemoryPlan plan_memory(const ModelConfig& model, size_t model_file_bytes,
                        const EngineConfig& config);
+// With `draft` as the draft model (drafting config.speculation.draft_max tokens).
+MemoryPlan plan_memory(const ModelConfig& model, size_t model_file_bytes,
+                       const EngineConfig& config, const PlannedDraft& draft);
 
-// The KV bytes one sequence of the plan's context takes: whole blocks, as the engine sizes it.
-size_t sequence_kv_bytes(const ModelConfig& model, const EngineConfig& config);
+// The most KV blocks one sequence holds: whole blocks of its context, or with a KV window
+// the window's peak (KvWindow::peak_blocks), however long the sequence runs.
+int64_t sequence_kv_blocks(const ModelConfig& model, const EngineConfig& config,
+                           const KvWindow& window = {});
+size_t sequence_kv_bytes(const ModelConfig& model, const EngineConfig& config,
+                         const KvWindow& window = {});
 
-// How many sequences of the context fit in `budget` bytes beside the weights and the run
-// state of one forward pass (the plan of max_sequences 1): 0 when not even one does.
+// How many sequences fit in `budget` bytes: the most B whose plan (max_sequences B, the KV
+// bytes of B sequences of sequence_kv_blocks each, and the draft model's cache and run state
+// for B, which grow with it) totals at most `budget`; 0 when not even one does. `draft`
+// defaults to config.speculation.draft_model.
 int64_t sequences_that_fit(const ModelConfig& model, size_t model_file_bytes,
-                           const EngineConfig& config, size_t budget);
+                           const EngineConfig& config, size_t budget, const KvWindow& window = {},
+                           const PlannedDraft& draft = {});
 
 // Bytes the process may still allocate: MemAvailable, capped by a cgroup memory limit;
 // SIZE_MAX when neither can be read.

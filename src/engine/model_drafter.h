@@ -33,6 +33,7 @@ class ModelDrafter : public Drafter {
     void propose(std::span<const DraftRequest> requests) override;
     void release(int64_t seq_id) override;
     int64_t blocks_used() const override { return blocks_.n_used(); }
+    size_t cache_bytes() const override { return kv_.bytes(); }
     const KvCache& kv_cache() const { return kv_; }
     const RunState& run_state() const { return state_; }
 
