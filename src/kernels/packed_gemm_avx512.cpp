@@ -94,7 +94,7 @@ template <TensorType T, int G, int C, bool kStream>
 KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
                             size_t act_bytes, int64_t g0, int64_t t0, float* y) {
     const int64_t nb = w.cols / kQK;
-    const QuantLayout l = quant_layout(T, kRows);
+    constexpr QuantLayout l = quant_layout(T, kRows);
     GroupParts<const uint8_t> parts[G];
     for (int g = 0; g < G; ++g) parts[g] = group_parts(groups + g * group_bytes(w, kRows), nb, l);
     const BlockQ8Biased* x[C];
