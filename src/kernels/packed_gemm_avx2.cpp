@@ -79,6 +79,14 @@ KITE_AVX2 inline void store_tile(const __m256 (&acc)[G][C], const WeightMatrix& 
                        acc[g][c]);
 }
 
+// GCC treats integer vector adds as plain additions and rebalances a chain of them into a
+// tree: a tile computes all products of a fold first and most spill to the stack. An empty
+// asm statement that "changes" the running sum keeps the chain in program order, so only one
+// sum per (group, token) is live.
+KITE_AVX2 inline void keep_order(__m256i& sum) {
+    asm("" : "+x"(sum));
+}
+
 // The 4 activation quants of quad `quad` of token block x, broadcast (still biased).
 KITE_AVX2 inline __m256i broadcast_quad(const BlockQ8Biased& x, int quad) {
     int32_t word;
@@ -177,6 +185,7 @@ KITE_AVX2 inline void q8_0_block_sums(const GroupParts<const uint8_t> (&parts)[G
                 const __m256i pairs =
                     _mm256_maddubs_epi16(magnitude[g], _mm256_sign_epi8(xq, wq[g]));
                 sum[g][c] = _mm256_add_epi32(sum[g][c], _mm256_madd_epi16(pairs, ones));
+                keep_order(sum[g][c]);
             }
         }
     }
@@ -204,6 +213,7 @@ KITE_AVX2 inline void q4_block_sums(const GroupParts<const uint8_t> (&parts)[G],
                     const __m256i two = _mm256_add_epi16(_mm256_maddubs_epi16(xa, lo[g]),
                                                          _mm256_maddubs_epi16(xb, hi[g]));
                     pairs[g][c] = _mm256_add_epi16(pairs[g][c], two);
+                    keep_order(pairs[g][c]);
                 }
             }
         }
@@ -241,8 +251,10 @@ constexpr int kFoldPairs() {
 }
 
 KITE_AVX2 inline __m256i add_pair(__m256i part, __m256i lo, __m256i hi, __m256i xa, __m256i xb) {
-    return _mm256_add_epi16(
+    __m256i sum = _mm256_add_epi16(
         part, _mm256_add_epi16(_mm256_maddubs_epi16(lo, xa), _mm256_maddubs_epi16(hi, xb)));
+    keep_order(sum);
+    return sum;
 }
 
 KITE_AVX2 inline __m256i load_scale(const uint8_t* p) {
