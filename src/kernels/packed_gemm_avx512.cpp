@@ -37,6 +37,13 @@ KITE_AVX512 inline __m512 load_f16x16(const uint16_t* p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
+// GCC treats integer vector adds as plain additions and may rebalance a chain of them into a
+// tree, computing every term first and spilling them. An empty asm statement that "changes"
+// the running sum keeps the chain in program order.
+KITE_AVX512 inline void keep_order(__m512i& sum) {
+    asm("" : "+v"(sum));
+}
+
 // The two quads (8 columns) of pair p of a block for 16 rows, as signed bytes.
 template <TensorType T>
 KITE_AVX512 inline void load_quads(const uint8_t* q, int p, __m512i& lo, __m512i& hi) {
@@ -183,7 +190,7 @@ KITE_AVX512 inline void load_levels(const uint8_t* sb, int p, __m512i& lo, __m51
 
 // G groups times C tokens of K-quant weights against Q8_K activations. Per sub-block, VNNI
 // sums of levels times activations, multiplied by the rows' scales into one int32 per (group,
-// token); per super-block, the minimums times the activations' sums of 16 (vpmaddwd), then
+// token); per super-block, the minimums times the activations' sums of 16 (vpdpwssd), then
 // both scaled to float once.
 template <TensorType T, int G, int C, bool kStream>
 KITE_AVX512 void k_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
@@ -230,9 +237,11 @@ KITE_AVX512 void k_tile(const WeightMatrix& w, const uint8_t* groups, const uint
             for (int g = 0; g < G; ++g) {
                 const __m512i scale = _mm512_cvtepi8_epi32(_mm_loadu_si128(
                     reinterpret_cast<const __m128i*>(sb[g] + l.scale_offset() + s * kRows)));
-                for (int c = 0; c < C; ++c)
+                for (int c = 0; c < C; ++c) {
                     scaled[g][c] =
                         _mm512_add_epi32(scaled[g][c], _mm512_mullo_epi32(part[g][c], scale));
+                    keep_order(scaled[g][c]);
+                }
             }
         }
         __m512i mins[G][C];
@@ -245,8 +254,7 @@ KITE_AVX512 void k_tile(const WeightMatrix& w, const uint8_t* groups, const uint
                 for (int c = 0; c < C; ++c) {
                     int32_t sums;
                     std::memcpy(&sums, x[c][b].bsums + 2 * k, 4);
-                    mins[g][c] =
-                        _mm512_add_epi32(mins[g][c], _mm512_madd_epi16(m, _mm512_set1_epi32(sums)));
+                    mins[g][c] = _mm512_dpwssd_epi32(mins[g][c], m, _mm512_set1_epi32(sums));
                 }
             }
         for (int g = 0; g < G; ++g) {
