@@ -27,11 +27,12 @@ KRow scale_min_row(const Block& b) {
         k.scale[j] = static_cast<int8_t>(sm.scale);
         k.min[2 * j] = k.min[2 * j + 1] = static_cast<int8_t>(sm.min);
     }
-    for (int i = 0; i < 256; ++i) {
-        int q = (b.qs[32 * (i / 64) + i % 32] >> (4 * (i / 32 % 2))) & 0x0f;
-        if constexpr (std::is_same_v<Block, BlockQ5_K>) q |= ((b.qh[i % 32] >> (i / 32)) & 1) << 4;
-        k.q[i] = static_cast<uint8_t>(q);
-    }
+    for (int j = 0; j < 8; ++j)  // sub-block j: nibbles 4 (j % 2) of qs[32 (j / 2) ..]
+        for (int l = 0; l < 32; ++l) {
+            int q = (b.qs[32 * (j / 2) + l] >> (4 * (j % 2))) & 0x0f;
+            if constexpr (std::is_same_v<Block, BlockQ5_K>) q |= ((b.qh[l] >> j) & 1) << 4;
+            k.q[32 * j + l] = static_cast<uint8_t>(q);
+        }
     k.d = f16_to_f32(b.d);
     k.dmin = f16_to_f32(b.dmin);
     return k;
@@ -41,11 +42,12 @@ KRow scale_min_row(const Block& b) {
 KRow q6_k_row(const BlockQ6_K& b) {
     KRow k{};
     for (int s = 0; s < 16; ++s) k.scale[s] = k.min[s] = b.scales[s];
-    for (int i = 0; i < 256; ++i) {
-        const int low = (b.ql[64 * (i / 128) + i % 64] >> (4 * (i / 64 % 2))) & 0x0f;
-        const int high = (b.qh[32 * (i / 128) + i % 32] >> (2 * (i / 32 % 4))) & 3;
-        k.q[i] = static_cast<uint8_t>(low | high << 4);
-    }
+    for (int j = 0; j < 8; ++j)  // 32 values each
+        for (int l = 0; l < 32; ++l) {
+            const int low = (b.ql[64 * (j / 4) + 32 * (j % 2) + l] >> (4 * (j / 2 % 2))) & 0x0f;
+            const int high = (b.qh[32 * (j / 4) + l] >> (2 * (j % 4))) & 3;
+            k.q[32 * j + l] = static_cast<uint8_t>(low | high << 4);
+        }
     k.d = f16_to_f32(b.d);
     k.dmin = 32.0f * k.d;
     return k;
@@ -63,17 +65,26 @@ size_t k_block_bytes(TensorType t) {
     return sizeof(BlockQ6_K);
 }
 
-// Row r of a super-block (sb points at its packed bytes).
+// Row r of a super-block (sb points at its packed bytes). Each packed byte is written once,
+// from the row's levels in registers: loading a model packs every weight, so this loop sets
+// how long a model takes to load.
 void pack_k_row(const KRow& k, const KLayout& l, int64_t r, uint8_t* sb) {
     const int64_t R = l.rows;
-    for (int i = 0; i < 256; ++i) {
-        const int quad = i / 4, byte = i % 4, q = k.q[i];
-        sb[((quad / 2) * R + r) * 4 + byte] |=
-            static_cast<uint8_t>((q & 0x0f) << (quad % 2 ? 4 : 0));
-        if (l.high_regs) {
-            const int h = quad / l.quads_per_high(), slot = quad % l.quads_per_high();
-            sb[l.high_offset() + (h * R + r) * 4 + byte] |=
-                static_cast<uint8_t>((q >> 4) << (slot * l.high_bits()));
+    for (int p = 0; p < 32; ++p) {  // quads 2p (low nibbles) and 2p + 1 (high nibbles)
+        uint8_t* dst = sb + (p * R + r) * 4;
+        const uint8_t* lo = k.q + 8 * p;
+        for (int byte = 0; byte < 4; ++byte)
+            dst[byte] = static_cast<uint8_t>((lo[byte] & 0x0f) | (lo[4 + byte] & 0x0f) << 4);
+    }
+    for (int64_t h = 0; h < l.high_regs; ++h) {
+        uint8_t* dst = sb + l.high_offset() + (h * R + r) * 4;
+        for (int byte = 0; byte < 4; ++byte) {
+            int bits = 0;
+            for (int slot = 0; slot < l.quads_per_high(); ++slot) {
+                const int64_t quad = h * l.quads_per_high() + slot;
+                bits |= (k.q[4 * quad + byte] >> 4) << (slot * l.high_bits());
+            }
+            dst[byte] = static_cast<uint8_t>(bits);
         }
     }
     for (int s = 0; s < l.sub_blocks; ++s)
