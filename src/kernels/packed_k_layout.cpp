@@ -65,9 +65,9 @@ size_t k_block_bytes(TensorType t) {
     return sizeof(BlockQ6_K);
 }
 
-// Row r of a super-block (sb points at its packed bytes). Each packed byte is written once,
-// from the row's levels in registers: loading a model packs every weight, so this loop sets
-// how long a model takes to load.
+// Row r of a super-block (sb points at its packed bytes). Each packed byte is assembled from
+// the row's levels and stored once: loading a model packs every weight, so this loop sets how
+// long a K-quant model takes to load.
 void pack_k_row(const KRow& k, const KLayout& l, int64_t r, uint8_t* sb) {
     const int64_t R = l.rows;
     for (int p = 0; p < 32; ++p) {  // quads 2p (low nibbles) and 2p + 1 (high nibbles)
