@@ -61,10 +61,26 @@ TEST(ToolCallParser, MistralForms) {
     EXPECT_EQ(v11.calls[0].arguments, "{\"city\":\"Rome\"}");
 }
 
+TEST(ToolCallParser, FencedJsonForm) {
+    // Qwen2.5-Coder-0.5B's other reply to the Paris question (its first token is a near-tie
+    // between '{"' and '```').
+    const ParsedReply r = parse_tool_calls(
+        "```json\n{\n  \"name\": \"get_weather\",\n  \"arguments\": {\n    \"city\": "
+        "\"Paris\"\n  }\n}\n```");
+    ASSERT_EQ(r.calls.size(), 1u);
+    EXPECT_EQ(r.calls[0].name, "get_weather");
+    EXPECT_EQ(r.calls[0].arguments, "{\"city\":\"Paris\"}");
+    EXPECT_EQ(r.content, "");
+    const ParsedReply bare = parse_tool_calls("```\n[{\"name\": \"a\", \"arguments\": {}}]\n```");
+    ASSERT_EQ(bare.calls.size(), 1u);
+    EXPECT_EQ(bare.calls[0].name, "a");
+}
+
 TEST(ToolCallParser, PlainTextAndBrokenCallsStayContent) {
     for (const char* text :
          {"The weather in Paris is sunny.", "<tool_call>\n{\"name\": \"f\", \"argu", "{not json}",
-          "{\"no_name\": 1}", "[TOOL_CALLS] oops"}) {
+          "{\"no_name\": 1}", "[TOOL_CALLS] oops", "```python\nprint(1)\n```",
+          "```json\n{\"no_name\": 1}\n```", "```json\n{\"name\": \"f\"}\n``` and more"}) {
         const ParsedReply r = parse_tool_calls(text);
         EXPECT_TRUE(r.calls.empty()) << text;
         EXPECT_EQ(r.content, text);
@@ -116,6 +132,18 @@ TEST(ToolCallStream, CallsAreHeldBackAndSentAsDeltas) {
     const Streamed l = stream_reply({"{\"name\"", ": \"f\", \"parameters\": {}}", ""});
     EXPECT_EQ(l.content, "");
     EXPECT_EQ(l.tool_calls.size(), 1u);
+    // So is a fenced call, from its opening backticks.
+    const Streamed f =
+        stream_reply({"``", "`json\n", "{\"name\": \"f\", \"arguments\": {}}", "\n```"});
+    EXPECT_EQ(f.content, "");
+    ASSERT_EQ(f.tool_calls.size(), 1u);
+    EXPECT_EQ(f.finish, "tool_calls");
+    // A fence holding code is content, streamed once its body's first character shows that:
+    // the role, then "```python\nprint(1)", "\n```" and the finish.
+    const Streamed code = stream_reply({"```", "python\n", "print(1)", "\n```", ""});
+    EXPECT_EQ(code.content, "```python\nprint(1)\n```");
+    EXPECT_TRUE(code.tool_calls.is_null());
+    EXPECT_EQ(code.sent, 4);
     // Text that only looked like a call's start comes out whole, as content.
     const Streamed t = stream_reply({"a <tool", "box> b", " {x}", ""});
     EXPECT_EQ(t.content, "a <toolbox> b {x}");

@@ -1,6 +1,7 @@
 #include "server/tool_calls.h"
 
 #include <atomic>
+#include <cctype>
 #include <random>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@ using nlohmann::json;
 constexpr std::string_view kHermesOpen = "<tool_call>", kHermesClose = "</tool_call>";
 constexpr std::string_view kMistral = "[TOOL_CALLS]", kMistralArgs = "[ARGS]";
 constexpr std::string_view kPythonTag = "<|python_tag|>";
+constexpr std::string_view kFence = "```";
 constexpr std::string_view kMarkers[] = {kHermesOpen, kMistral, kPythonTag};
 
 std::string trim(std::string_view s) {
@@ -141,11 +143,46 @@ bool parse_llama_json(std::string_view text, ParsedReply& reply) {
     return true;
 }
 
+// The text after a fence's opening backticks and language tag ("json", or none).
+std::string_view after_fence_tag(std::string_view s) {
+    s.remove_prefix(kFence.size());
+    size_t i = 0;
+    while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i]))) ++i;
+    return s.substr(i);
+}
+
+// A whole reply that is one Markdown code fence holding a call object or an array of them.
+bool parse_fenced_json(std::string_view text, ParsedReply& reply) {
+    const std::string body = trim(text);
+    if (body.size() < 2 * kFence.size() || !body.starts_with(kFence) || !body.ends_with(kFence))
+        return false;
+    std::string_view inner = after_fence_tag(body);
+    inner.remove_suffix(kFence.size());
+    std::vector<ToolCall> calls;
+    if (!calls_from_json_text(trim(inner), calls)) return false;
+    reply.calls = std::move(calls);
+    return true;
+}
+
+enum class FenceStart { No, Maybe, Yes };
+
+// Whether held text (trimmed at the front) opens a fenced call: "```json\n{" is one, "``" or
+// "```json" may still become one, "```python\n" or "Sure" is none.
+FenceStart fenced_call_start(std::string_view s) {
+    if (s.size() < kFence.size()) return kFence.starts_with(s) ? FenceStart::Maybe : FenceStart::No;
+    if (!s.starts_with(kFence)) return FenceStart::No;
+    const std::string_view rest = after_fence_tag(s);
+    const size_t first = rest.find_first_not_of(" \t\r\n");
+    if (first == std::string_view::npos) return FenceStart::Maybe;
+    return rest[first] == '{' || rest[first] == '[' ? FenceStart::Yes : FenceStart::No;
+}
+
 }  // namespace
 
 ParsedReply parse_tool_calls(std::string_view text) {
     ParsedReply reply;
-    if (parse_hermes(text, reply) || parse_mistral(text, reply) || parse_llama_json(text, reply))
+    if (parse_hermes(text, reply) || parse_mistral(text, reply) || parse_llama_json(text, reply) ||
+        parse_fenced_json(text, reply))
         return reply;
     return {std::string(text), {}};
 }
@@ -165,11 +202,16 @@ json tool_calls_json(const std::vector<ToolCall>& calls, bool with_index) {
 std::string ToolCallStream::feed(std::string_view text) {
     held_ += text;
     if (capturing_) return "";
-    // A Llama JSON call is the whole reply: hold a reply that starts with '{' or '['.
+    // A Llama JSON or fenced call is the whole reply: hold a reply that starts like one.
     const std::string start = trim(held_);
-    if (!sent_any_ && (start.empty() || start[0] == '{' || start[0] == '[')) {
-        capturing_ = !start.empty();
-        return "";
+    if (!sent_any_) {
+        if (start.empty()) return "";
+        const FenceStart fence = fenced_call_start(start);
+        if (start[0] == '{' || start[0] == '[' || fence == FenceStart::Yes) {
+            capturing_ = true;
+            return "";
+        }
+        if (fence == FenceStart::Maybe) return "";
     }
     size_t first = std::string::npos;
     for (std::string_view m : kMarkers) first = std::min(first, held_.find(m));

@@ -3,6 +3,9 @@
 //   Hermes / Qwen   <tool_call>{"name": ..., "arguments": {...}}</tool_call> (one or more)
 //   Llama 3.x       {"name": ..., "parameters": {...}} as the whole reply (or after
 //                   <|python_tag|>; several separated by ';')
+//   Fenced JSON     ```json\n{"name": ..., "arguments": {...}}\n``` as the whole reply: small
+//                   Hermes-template models (Qwen2.5-Coder 0.5B) write the call this way about as
+//                   often as bare, so a near-tie in the first token must not lose the call
 //   Mistral         [TOOL_CALLS][{"name": ..., "arguments": {...}}, ...], or
 //                   [TOOL_CALLS]name[ARGS]{...} in the newer tokenizers
 // Text that does not parse as a call stays content.
