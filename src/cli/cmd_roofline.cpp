@@ -45,7 +45,7 @@ std::string cpu_flags(const CpuFeatures& f) {
 
 // The model the user meant: -m, else $KITE_MODEL or the installed default; "" if none.
 std::string find_model(const std::string& flag) {
-    if (!flag.empty()) return flag;
+    if (!flag.empty()) return resolve_model_path(flag);
     try {
         return resolve_model_path("");
     } catch (const Error&) {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/exp_avx2.h"
 #include "quant/blocks.h"
@@ -22,36 +23,54 @@ namespace {
 // Up to kMaxHeadDim / 8 vectors of 8 floats.
 constexpr int kMaxVecs = kMaxHeadDim / 8;
 
-// Loaders: values 8 i .. 8 i + 7 of one head's row, as floats, one function per KV type.
-// The block formats are converted in registers: no dequantized copy of the cache exists.
-KITE_AVX2 inline __m256 load8_f32(const uint8_t* row, int i) {
-    return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + 8 * i);
-}
+// Loaders: values 8 i .. 8 i + 7 of one head's row, as floats, one struct per KV type. The
+// block formats are converted in registers: no dequantized copy of the cache exists. A
+// quantized block's scale is converted once for its four loads (scale(row, i) for the block
+// holding vector i), which halves the work of a Q8_0 load; the products d * q are the same.
+struct LoadF32 {
+    KITE_AVX2 static __m256 scale(const uint8_t*, int) { return _mm256_setzero_ps(); }
+    KITE_AVX2 static __m256 load8(const uint8_t* row, int i, __m256) {
+        return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + 8 * i);
+    }
+};
 
-KITE_AVX2 inline __m256 load8_f16(const uint8_t* row, int i) {
-    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row) + i));
-}
+struct LoadF16 {
+    KITE_AVX2 static __m256 scale(const uint8_t*, int) { return _mm256_setzero_ps(); }
+    KITE_AVX2 static __m256 load8(const uint8_t* row, int i, __m256) {
+        return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row) + i));
+    }
+};
 
 // A Q8_0 block is four loads: values d * q for 8 of its 32 signed bytes each.
-KITE_AVX2 inline __m256 load8_q8_0(const uint8_t* row, int i) {
-    const auto* b = reinterpret_cast<const BlockQ8_0*>(row) + i / 4;
-    const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b->qs + 8 * (i % 4)));
-    return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)),
-                         _mm256_set1_ps(_cvtsh_ss(b->d)));
-}
+struct LoadQ8_0 {
+    KITE_AVX2 static __m256 scale(const uint8_t* row, int i) {
+        return _mm256_set1_ps(_cvtsh_ss(reinterpret_cast<const BlockQ8_0*>(row)[i / 4].d));
+    }
+    KITE_AVX2 static __m256 load8(const uint8_t* row, int i, __m256 d) {
+        const auto* b = reinterpret_cast<const BlockQ8_0*>(row) + i / 4;
+        const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b->qs + 8 * (i % 4)));
+        return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)), d);
+    }
+};
 
 // Q4_0 byte j holds value j in its low nibble and value j + 16 in its high one: values
 // 0-7 and 8-15 are the low nibbles of bytes 0-7 and 8-15, values 16-31 their high nibbles.
-KITE_AVX2 inline __m256 load8_q4_0(const uint8_t* row, int i) {
-    const auto* b = reinterpret_cast<const BlockQ4_0*>(row) + i / 4;
-    __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b->qs + 8 * (i % 2)));
-    if (i % 4 >= 2) q = _mm_srli_epi16(q, 4);
-    q = _mm_and_si128(q, _mm_set1_epi8(0x0f));
-    const __m256i centred = _mm256_sub_epi32(_mm256_cvtepu8_epi32(q), _mm256_set1_epi32(8));
-    return _mm256_mul_ps(_mm256_cvtepi32_ps(centred), _mm256_set1_ps(_cvtsh_ss(b->d)));
-}
+struct LoadQ4_0 {
+    KITE_AVX2 static __m256 scale(const uint8_t* row, int i) {
+        return _mm256_set1_ps(_cvtsh_ss(reinterpret_cast<const BlockQ4_0*>(row)[i / 4].d));
+    }
+    KITE_AVX2 static __m256 load8(const uint8_t* row, int i, __m256 d) {
+        const auto* b = reinterpret_cast<const BlockQ4_0*>(row) + i / 4;
+        __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b->qs + 8 * (i % 2)));
+        if (i % 4 >= 2) q = _mm_srli_epi16(q, 4);
+        q = _mm_and_si128(q, _mm_set1_epi8(0x0f));
+        const __m256i centred = _mm256_sub_epi32(_mm256_cvtepu8_epi32(q), _mm256_set1_epi32(8));
+        return _mm256_mul_ps(_mm256_cvtepi32_ps(centred), d);
+    }
+};
 
-using Load8 = __m256 (*)(const uint8_t* row, int i);
+// Quantized blocks hold 32 values: four vectors share a scale.
+constexpr int kVecsPerBlock = 4;
 
 // All bits set in lanes 0..n-1.
 KITE_AVX2 inline __m256 first_lanes(int64_t n) {
@@ -89,15 +108,16 @@ KITE_AVX2 inline float sum_lanes(__m256 v) {
     return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
 }
 
-// Values are accumulated a slice of kSliceVecs vectors (32 floats) for kValueHeads heads at a
-// time: 12 sums, 3 broadcast weights and the value vector fill the 16 registers.
-constexpr int kSliceVecs = 4;
+// Values are accumulated a slice of kSliceVecs vectors (32 floats, one quantized block) for
+// kValueHeads heads at a time: 12 sums, 3 broadcast weights and the value vector fill the 16
+// registers.
+constexpr int kSliceVecs = kVecsPerBlock;
 constexpr int kValueHeads = 3;
 
 // acc[h][i] += sum over the block's positions j of w[h][j] * V[j][8 i..8 i + 7] for NQ heads
 // and the NV vectors from vector `first` of the value rows from slot `base` on: sizes known at
 // compile time keep the sums in registers for the whole block.
-template <Load8 Load, int NV, int NQ>
+template <class Load, int NV, int NQ>
 KITE_AVX2 void add_values_slice(const PagedKvRows& v, int64_t kv_head, int64_t base, int first,
                                 int64_t n, const float (*w)[kMaxKernelBlock], __m256* const* acc) {
     __m256 sum[NQ][NV];
@@ -107,8 +127,9 @@ KITE_AVX2 void add_values_slice(const PagedKvRows& v, int64_t kv_head, int64_t b
         const uint8_t* src = v.row(base + j, kv_head);
         __m256 wv[NQ];
         for (int h = 0; h < NQ; ++h) wv[h] = _mm256_broadcast_ss(&w[h][j]);
+        const __m256 d = Load::scale(src, first);  // a slice lies within one block
         for (int i = 0; i < NV; ++i) {
-            const __m256 row = Load(src, first + i);
+            const __m256 row = Load::load8(src, first + i, d);
             for (int h = 0; h < NQ; ++h) sum[h][i] = _mm256_fmadd_ps(wv[h], row, sum[h][i]);
         }
     }
@@ -118,7 +139,7 @@ KITE_AVX2 void add_values_slice(const PagedKvRows& v, int64_t kv_head, int64_t b
 
 // The same over whole heads of n_vecs vectors, n_q <= kValueHeads heads at once: every
 // head_dim that is a multiple of 8 is whole slices plus one shorter slice.
-template <Load8 Load>
+template <class Load>
 KITE_AVX2 void add_values(const PagedKvRows& v, int64_t kv_head, int64_t base, int64_t n,
                           int n_vecs, int n_q, const float (*w)[kMaxKernelBlock],
                           __m256 (*acc)[kMaxVecs]) {
@@ -141,7 +162,7 @@ KITE_AVX2 void add_values(const PagedKvRows& v, int64_t kv_head, int64_t base, i
 // 8 products summed across lanes together. Past the block's end the first key stands in and
 // the score is masked to -inf. F32 keys are read where they are; other types are converted
 // once for all heads.
-template <Load8 Load>
+template <class Load>
 KITE_AVX2 void score_block(const PagedKvRows& k, int64_t kv_head, int64_t base, int64_t n,
                            int n_vecs, int n_q, const __m256 (*qv)[kMaxVecs],
                            float (*scores)[kMaxKernelBlock]) {
@@ -152,11 +173,14 @@ KITE_AVX2 void score_block(const PagedKvRows& k, int64_t kv_head, int64_t base, 
         const float* keys[8];
         for (int64_t j = 0; j < m; ++j) {
             const uint8_t* src = k.row(base + j0 + j, kv_head);
-            if constexpr (Load == load8_f32) {
+            if constexpr (std::is_same_v<Load, LoadF32>) {
                 keys[j] = reinterpret_cast<const float*>(src);
             } else {
-                for (int i = 0; i < n_vecs; ++i)
-                    _mm256_store_ps(converted[j] + 8 * i, Load(src, i));
+                __m256 d = _mm256_setzero_ps();
+                for (int i = 0; i < n_vecs; ++i) {
+                    if (i % kVecsPerBlock == 0) d = Load::scale(src, i);
+                    _mm256_store_ps(converted[j] + 8 * i, Load::load8(src, i, d));
+                }
                 keys[j] = converted[j];
             }
         }
@@ -175,14 +199,14 @@ KITE_AVX2 void score_block(const PagedKvRows& k, int64_t kv_head, int64_t base, 
 
 // One row per KV type, in kKvElementTypes' order: how its keys are scored and its values added.
 struct Loaders {
-    decltype(&score_block<load8_f32>) score;
-    decltype(&add_values<load8_f32>) add_values;
+    decltype(&score_block<LoadF32>) score;
+    decltype(&add_values<LoadF32>) add_values;
 };
 constexpr Loaders kLoaders[] = {
-    {score_block<load8_f32>, add_values<load8_f32>},
-    {score_block<load8_f16>, add_values<load8_f16>},
-    {score_block<load8_q8_0>, add_values<load8_q8_0>},
-    {score_block<load8_q4_0>, add_values<load8_q4_0>},
+    {score_block<LoadF32>, add_values<LoadF32>},
+    {score_block<LoadF16>, add_values<LoadF16>},
+    {score_block<LoadQ8_0>, add_values<LoadQ8_0>},
+    {score_block<LoadQ4_0>, add_values<LoadQ4_0>},
 };
 static_assert(std::size(kLoaders) == kKvElementTypeCount);
 
