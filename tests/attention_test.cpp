@@ -193,6 +193,62 @@ TEST(PagedAttentionFirsts, EachTokenStartsAtItsFirstPosition) {
     }
 }
 
+// Ranges longer than one 256-position chunk are attended a chunk per job and the chunks'
+// softmaxes merged: equal to the direct softmax on every level and type pair, with sliding
+// windows and first positions that start mid-chunk, and ranges within one chunk beside long
+// ones; and a token's result is the same, bit for bit, alone or in a batch.
+TEST(PagedAttentionChunks, SplitDecodeMatchesDirectSoftmax) {
+    std::mt19937 rng(13);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    const int64_t H = 6, Hkv = 2, d = 64, bs = 16, ctx = 40 * bs;
+    std::vector<int32_t> table(ctx / bs);
+    for (size_t i = 0; i < table.size(); ++i) table[i] = static_cast<int32_t>((i * 7) % 40);
+    const int64_t T = 2;
+    const int32_t* tables[T] = {table.data(), table.data()};
+    struct Case {
+        int64_t positions[T], firsts[T], window;
+    };
+    const Case cases[] = {{{ctx - 1, 300}, {0, 0}, 0},
+                          {{ctx - 1, ctx - 2}, {5, 0}, 0},
+                          {{ctx - 1, 40}, {0, 0}, 0},  // 41 positions: too few to split alone
+                          {{ctx - 1, 0}, {0, 0}, 0},   // 1 position: empty chunks
+                          {{ctx - 1, ctx / 2}, {0, 0}, 200}};
+    for (int threads : {1, 2, 4}) {  // no split, 2 chunks, 4 chunks
+        ThreadPool pool(threads);
+        for (TypePair types : kTypePairs) {
+            std::vector<float> keys(ctx * Hkv * d), vals(keys.size()), q(T * H * d);
+            for (float& x : keys) x = normal(rng);
+            for (float& x : vals) x = normal(rng);
+            for (float& x : q) x = 2.0f * normal(rng);
+            const CachedRows k(types.k, types.rotated, keys, table.data(), bs, ctx, Hkv, d);
+            const CachedRows v(types.v, false, vals, table.data(), bs, ctx, Hkv, d);
+            for (const Case& c : cases) {
+                int64_t firsts[T];
+                for (int64_t t = 0; t < T; ++t)
+                    firsts[t] = std::max(c.firsts[t],
+                                         c.window ? c.positions[t] - c.window + 1 : int64_t{0});
+                const std::vector<double> expected =
+                    direct_attention(q, k.held, v.held, c.positions, T, H, Hkv, d, 0.125, firsts);
+                for (Isa isa : test::supported_isas()) {
+                    test::ScopedIsaCap cap(isa);
+                    std::vector<float> out(T * H * d, NAN);
+                    paged_attention({k.rows(), v.rows(), bs}, {H, Hkv, d, c.window}, q.data(),
+                                    out.data(), T, c.positions, c.firsts, tables, 0.125f, pool);
+                    for (int64_t i = 0; i < T * H * d; ++i)
+                        ASSERT_NEAR(out[i], expected[i], 1e-4)
+                            << isa_name(isa) << " " << threads << " threads "
+                            << tensor_type_name(types.k) << "/" << tensor_type_name(types.v)
+                            << " token " << i / (H * d) << " window " << c.window;
+                    std::vector<float> alone(H * d, NAN);
+                    paged_attention({k.rows(), v.rows(), bs}, {H, Hkv, d, c.window}, q.data(),
+                                    alone.data(), 1, c.positions, c.firsts, tables, 0.125f, pool);
+                    for (int64_t i = 0; i < H * d; ++i) ASSERT_EQ(alone[i], out[i]) << i;
+                }
+            }
+        }
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, AttentionTest,
     ::testing::Values(AttentionCase{4, 2, 1}, AttentionCase{4, 2, 2}, AttentionCase{12, 1, 1},

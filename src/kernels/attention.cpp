@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "core/error.h"
 #include "kernels/attention_kernels.h"
@@ -21,8 +22,10 @@ void load_row(const PagedKvRows& rows, int64_t slot, int64_t kv_head, int64_t n,
 
 // One query head over positions first..last. Online softmax: keep the running maximum m, the
 // running sum of exp(score - m) and the weighted sum of values, rescaling both when m grows.
+// Reports (max, sum) in stats[0..1] when stats is given (AttendHeadsFn).
 void attend_head(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, const float* q,
-                 float* out, int64_t first, int64_t last, const int32_t* block_table, float scale) {
+                 float* out, int64_t first, int64_t last, const int32_t* block_table, float scale,
+                 float* stats) {
     float acc[kMaxHeadDim] = {}, k[kMaxHeadDim], v[kMaxHeadDim];
     float max_score = -std::numeric_limits<float>::infinity(), sum = 0.0f;
     for (int64_t p = first; p <= last; ++p) {
@@ -44,15 +47,16 @@ void attend_head(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, cons
         sum += w;
     }
     for (int64_t i = 0; i < head_dim; ++i) out[i] = acc[i] / sum;
+    if (stats) stats[0] = max_score, stats[1] = sum;
 }
 
 // The scalar reference, for the heads one job attends.
 void attend_heads_scalar(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, int n_q,
                          const float* q, float* out, int64_t first, int64_t last,
-                         const int32_t* block_table, float scale) {
+                         const int32_t* block_table, float scale, float* stats) {
     for (int h = 0; h < n_q; ++h)
         attend_head(kv, head_dim, kv_head, q + h * head_dim, out + h * head_dim, first, last,
-                    block_table, scale);
+                    block_table, scale, stats ? stats + 2 * h : nullptr);
 }
 
 // Read at every call rather than once, so that set_isa_cap takes effect at once.
@@ -77,6 +81,119 @@ const float* queries_for(const PagedKvRows& keys, const float* q, int64_t n, flo
     return buffer;
 }
 
+// Attention reads a token's positions in chunks of this many, aligned to multiples of it,
+// each chunk a job of its own whose softmax is merged with the others'. The chunks depend on
+// the token's range alone, never on what else is in the batch, so a token's attention is the
+// same in prefill, decode, a batch or a speculative verify step; and a decoding token at a
+// long context still gives every thread work.
+constexpr int64_t kChunkPositions = 256;
+
+// Tokens whose chunked results one pass holds before merging them (bounds its buffer).
+constexpr int64_t kTokensPerPass = 64;
+
+// The query heads one job attends: the most that divide the group (they share each key and
+// value row the kernel loads and converts), unless that leaves a thread idle. Grouping changes
+// no result, only how often rows are read.
+int64_t heads_per_job(const AttentionShape& shape, int64_t n_tokens, int64_t chunks,
+                      int64_t threads) {
+    if (n_tokens * shape.n_kv_heads * chunks < 4 * threads) return 1;
+    const int64_t group = shape.n_heads / shape.n_kv_heads;
+    int64_t per_job = std::min<int64_t>(group, kMaxGroup);
+    while (group % per_job) --per_job;
+    return per_job;
+}
+
+// Chunk c (counted from the one holding `first`) of positions first..last; empty where
+// last < first.
+struct Range {
+    int64_t first, last;
+};
+Range chunk_range(int64_t first, int64_t last, int64_t c) {
+    const int64_t start = (first / kChunkPositions + c) * kChunkPositions;
+    return {std::max(first, start), std::min(last, start + kChunkPositions - 1)};
+}
+
+int64_t chunk_count(int64_t first, int64_t last) {
+    return last / kChunkPositions - first / kChunkPositions + 1;
+}
+
+// One head's out from its chunks' results, weighted by their share of the softmax: chunk c's
+// result is at parts + c * stride, its (max, sum) at stats + c * stats_stride, and its weight
+// exp(max_c - max) * sum_c, where max is the largest of the chunks' maxima.
+void merge_chunks(const float* parts, int64_t stride, const float* stats, int64_t stats_stride,
+                  int64_t n_chunks, int64_t head_dim, float* out) {
+    float top = -std::numeric_limits<float>::infinity();
+    int64_t filled = 0, last = 0;
+    for (int64_t c = 0; c < n_chunks; ++c)
+        if (stats[c * stats_stride + 1] > 0) {
+            top = std::max(top, stats[c * stats_stride]);
+            ++filled, last = c;
+        }
+    if (filled == 1) {  // a range within one chunk: its result as it is
+        std::copy(parts + last * stride, parts + last * stride + head_dim, out);
+        return;
+    }
+    float total = 0.0f;
+    std::fill(out, out + head_dim, 0.0f);
+    for (int64_t c = 0; c < n_chunks; ++c) {
+        const float* st = stats + c * stats_stride;
+        if (st[1] <= 0) continue;  // an empty chunk of a short range
+        const float w = std::exp(st[0] - top) * st[1];
+        for (int64_t i = 0; i < head_dim; ++i) out[i] += w * parts[c * stride + i];
+        total += w;
+    }
+    for (int64_t i = 0; i < head_dim; ++i) out[i] /= total;
+}
+
+// Tokens [t0, t0 + n) of a paged_attention call: every (token, head group, chunk) a job, then
+// each token's chunks merged into out.
+void attend_tokens(AttendHeadsFn attend, const PagedKvLayer& kv, const AttentionShape& shape,
+                   const float* q, float* out, int64_t t0, int64_t n, const int64_t* positions,
+                   const int64_t* firsts, const int32_t* const* block_tables, float scale,
+                   ThreadPool& pool) {
+    const int64_t group = shape.n_heads / shape.n_kv_heads;
+    const int64_t width = shape.n_heads * shape.head_dim;
+    const auto first_of = [&](int64_t t) {
+        return std::max(firsts ? firsts[t] : 0,
+                        shape.window > 0 ? positions[t] - shape.window + 1 : int64_t{0});
+    };
+    int64_t n_chunks = 1;
+    for (int64_t t = t0; t < t0 + n; ++t)
+        n_chunks = std::max(n_chunks, chunk_count(first_of(t), positions[t]));
+    const int64_t per_job = heads_per_job(shape, n, n_chunks, pool.size());
+    const int64_t jobs_per_token = shape.n_heads / per_job * n_chunks;
+    // Each chunk's result and (max, sum) per head, [token][chunk][width]: kept per calling
+    // thread and grown to the largest pass, so decode allocates nothing.
+    thread_local std::vector<float> parts, part_stats;
+    parts.resize(std::max<size_t>(parts.size(), n * n_chunks * width));
+    part_stats.resize(std::max<size_t>(part_stats.size(), n * n_chunks * shape.n_heads * 2));
+    float* const parts_data = parts.data();
+    float* const stats_data = part_stats.data();
+    pool.parallel_for(n * jobs_per_token, [&](int64_t begin, int64_t end, int) {
+        for (int64_t job = begin; job < end; ++job) {
+            const int64_t i = job / jobs_per_token, t = t0 + i, c = job % n_chunks;
+            const int64_t h = (job % jobs_per_token) / n_chunks * per_job;
+            float* stats = stats_data + ((i * n_chunks + c) * shape.n_heads + h) * 2;
+            const Range r = chunk_range(first_of(t), positions[t], c);
+            if (r.last < r.first) {  // past this token's chunks
+                for (int64_t k = 0; k < per_job; ++k) stats[2 * k + 1] = 0.0f;
+                continue;
+            }
+            float rotated[kMaxGroup * kMaxHeadDim];
+            attend(kv, shape.head_dim, h / group, static_cast<int>(per_job),
+                   queries_for(kv.k, q + t * width + h * shape.head_dim, per_job * shape.head_dim,
+                               rotated),
+                   parts_data + (i * n_chunks + c) * width + h * shape.head_dim, r.first, r.last,
+                   block_tables[t], scale, stats);
+        }
+    });
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t h = 0; h < shape.n_heads; ++h)
+            merge_chunks(parts_data + i * n_chunks * width + h * shape.head_dim, width,
+                         stats_data + (i * n_chunks * shape.n_heads + h) * 2, shape.n_heads * 2,
+                         n_chunks, shape.head_dim, out + (t0 + i) * width + h * shape.head_dim);
+}
+
 }  // namespace
 
 size_t kv_element_index(TensorType type) {
@@ -89,27 +206,9 @@ void paged_attention(const PagedKvLayer& kv, const AttentionShape& shape, const 
                      float* out, int64_t n_tokens, const int64_t* positions, const int64_t* firsts,
                      const int32_t* const* block_tables, float scale, ThreadPool& pool) {
     const AttendHeadsFn attend = choose_kernel(shape.head_dim, kv.block_size);
-    const int64_t group = shape.n_heads / shape.n_kv_heads;
-    const int64_t width = shape.n_heads * shape.head_dim;
-    // Jobs of the query heads sharing a KV head when there are enough of them to keep every
-    // thread busy (prefill, batches); single heads otherwise (one decoding token).
-    int64_t per_job = 1;
-    if (n_tokens * shape.n_kv_heads >= 4 * pool.size())  // the most that divide the group
-        for (per_job = std::min<int64_t>(group, kMaxGroup); group % per_job;) --per_job;
-    const int64_t jobs_per_token = shape.n_heads / per_job;
-    pool.parallel_for(n_tokens * jobs_per_token, [&](int64_t begin, int64_t end, int) {
-        for (int64_t job = begin; job < end; ++job) {
-            const int64_t t = job / jobs_per_token, h = (job % jobs_per_token) * per_job;
-            const int64_t at = t * width + h * shape.head_dim;
-            const int64_t first =
-                std::max(firsts ? firsts[t] : 0,
-                         shape.window > 0 ? positions[t] - shape.window + 1 : int64_t{0});
-            float rotated[kMaxGroup * kMaxHeadDim];
-            attend(kv, shape.head_dim, h / group, static_cast<int>(per_job),
-                   queries_for(kv.k, q + at, per_job * shape.head_dim, rotated), out + at, first,
-                   positions[t], block_tables[t], scale);
-        }
-    });
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += kTokensPerPass)
+        attend_tokens(attend, kv, shape, q, out, t0, std::min(kTokensPerPass, n_tokens - t0),
+                      positions, firsts, block_tables, scale, pool);
 }
 
 }  // namespace kite

@@ -217,7 +217,7 @@ static_assert(std::size(kLoaders) == kKvElementTypeCount);
 // position.
 KITE_AVX2 void attend_heads_avx2(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, int n_q,
                                  const float* q, float* out, int64_t first, int64_t last,
-                                 const int32_t* block_table, float scale) {
+                                 const int32_t* block_table, float scale, float* stats) {
     const int n_vecs = static_cast<int>(head_dim / 8);
     __m256 qv[kMaxGroup][kMaxVecs], acc[kMaxGroup][kMaxVecs];
     float max_score[kMaxGroup], sum[kMaxGroup];
@@ -264,6 +264,8 @@ KITE_AVX2 void attend_heads_avx2(const PagedKvLayer& kv, int64_t head_dim, int64
             add(kv.v, kv_head, base, n, n_vecs, std::min(kValueHeads, n_q - h), scores + h,
                 acc + h);
     }
+    if (stats)
+        for (int h = 0; h < n_q; ++h) stats[2 * h] = max_score[h], stats[2 * h + 1] = sum[h];
     for (int h = 0; h < n_q; ++h) {
         const __m256 inv = _mm256_set1_ps(1.0f / sum[h]);
         for (int i = 0; i < n_vecs; ++i)

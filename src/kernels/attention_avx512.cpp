@@ -173,7 +173,8 @@ static_assert(std::size(kLoaders) == kKvElementTypeCount);
 // block's scores first, then one rescale of the running sums per block instead of one per position.
 KITE_AVX512 void attend_heads_avx512(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head,
                                      int n_q, const float* q, float* out, int64_t first,
-                                     int64_t last, const int32_t* block_table, float scale) {
+                                     int64_t last, const int32_t* block_table, float scale,
+                                     float* stats) {
     const int n_vecs = static_cast<int>(head_dim / 16);
     __m512 qv[kMaxGroup][kMaxVecs], acc[kMaxGroup][kMaxVecs];
     float max_score[kMaxGroup], sum[kMaxGroup];
@@ -218,6 +219,8 @@ KITE_AVX512 void attend_heads_avx512(const PagedKvLayer& kv, int64_t head_dim, i
             add(kv.v, kv_head, base, n, n_vecs, std::min(kValueHeads, n_q - h), scores + h,
                 acc + h);
     }
+    if (stats)
+        for (int h = 0; h < n_q; ++h) stats[2 * h] = max_score[h], stats[2 * h + 1] = sum[h];
     for (int h = 0; h < n_q; ++h) {
         const __m512 inv = _mm512_set1_ps(1.0f / sum[h]);
         for (int i = 0; i < n_vecs; ++i)

@@ -26,20 +26,22 @@ size_t kv_element_index(TensorType type);
 
 // Attention of n_q <= kMaxGroup query heads that share KV head kv_head, over positions
 // first..last: q and out are their rows, head_dim apart, as paged_attention defines them.
+// With `stats`, head h's softmax is also reported for merging with other position ranges:
+// stats[2h] the largest scaled score, stats[2h + 1] the sum of exp(score - that maximum).
 using AttendHeadsFn = void (*)(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, int n_q,
                                const float* q, float* out, int64_t first, int64_t last,
-                               const int32_t* block_table, float scale);
+                               const int32_t* block_table, float scale, float* stats);
 
 #if defined(__x86_64__)
 // head_dim a multiple of 16, block_size <= kMaxKernelBlock.
 void attend_heads_avx512(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, int n_q,
                          const float* q, float* out, int64_t first, int64_t last,
-                         const int32_t* block_table, float scale);
+                         const int32_t* block_table, float scale, float* stats);
 
 // head_dim a multiple of 8, block_size <= kMaxKernelBlock.
 void attend_heads_avx2(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, int n_q,
                        const float* q, float* out, int64_t first, int64_t last,
-                       const int32_t* block_table, float scale);
+                       const int32_t* block_table, float scale, float* stats);
 #endif
 
 }  // namespace kite
