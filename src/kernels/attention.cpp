@@ -103,8 +103,7 @@ int64_t heads_per_job(const AttentionShape& shape, int64_t n_tokens, int64_t chu
     return per_job;
 }
 
-// Chunk c (counted from the one holding `first`) of positions first..last; empty where
-// last < first.
+// Chunk c (counted from the one holding `first`, c < chunk_count) of positions first..last.
 struct Range {
     int64_t first, last;
 };
@@ -123,21 +122,11 @@ int64_t chunk_count(int64_t first, int64_t last) {
 void merge_chunks(const float* parts, int64_t stride, const float* stats, int64_t stats_stride,
                   int64_t n_chunks, int64_t head_dim, float* out) {
     float top = -std::numeric_limits<float>::infinity();
-    int64_t filled = 0, last = 0;
-    for (int64_t c = 0; c < n_chunks; ++c)
-        if (stats[c * stats_stride + 1] > 0) {
-            top = std::max(top, stats[c * stats_stride]);
-            ++filled, last = c;
-        }
-    if (filled == 1) {  // a range within one chunk: its result as it is
-        std::copy(parts + last * stride, parts + last * stride + head_dim, out);
-        return;
-    }
+    for (int64_t c = 0; c < n_chunks; ++c) top = std::max(top, stats[c * stats_stride]);
     float total = 0.0f;
     std::fill(out, out + head_dim, 0.0f);
     for (int64_t c = 0; c < n_chunks; ++c) {
         const float* st = stats + c * stats_stride;
-        if (st[1] <= 0) continue;  // an empty chunk of a short range
         const float w = std::exp(st[0] - top) * st[1];
         for (int64_t i = 0; i < head_dim; ++i) out[i] += w * parts[c * stride + i];
         total += w;
@@ -165,33 +154,40 @@ void attend_tokens(AttendHeadsFn attend, const PagedKvLayer& kv, const Attention
     // Each chunk's result and (max, sum) per head, [token][chunk][width]: kept per calling
     // thread and grown to the largest pass, so decode allocates nothing.
     thread_local std::vector<float> parts, part_stats;
-    parts.resize(std::max<size_t>(parts.size(), n * n_chunks * width));
-    part_stats.resize(std::max<size_t>(part_stats.size(), n * n_chunks * shape.n_heads * 2));
+    if (n_chunks > 1) {
+        parts.resize(std::max<size_t>(parts.size(), n * n_chunks * width));
+        part_stats.resize(std::max<size_t>(part_stats.size(), n * n_chunks * shape.n_heads * 2));
+    }
     float* const parts_data = parts.data();
     float* const stats_data = part_stats.data();
+    // A token within one chunk (most of a prefill) is attended straight into out; the chunks
+    // of longer ranges go to the buffer and are merged after.
     pool.parallel_for(n * jobs_per_token, [&](int64_t begin, int64_t end, int) {
         for (int64_t job = begin; job < end; ++job) {
             const int64_t i = job / jobs_per_token, t = t0 + i, c = job % n_chunks;
             const int64_t h = (job % jobs_per_token) / n_chunks * per_job;
-            float* stats = stats_data + ((i * n_chunks + c) * shape.n_heads + h) * 2;
+            const int64_t chunks = chunk_count(first_of(t), positions[t]);
+            if (c >= chunks) continue;
             const Range r = chunk_range(first_of(t), positions[t], c);
-            if (r.last < r.first) {  // past this token's chunks
-                for (int64_t k = 0; k < per_job; ++k) stats[2 * k + 1] = 0.0f;
-                continue;
-            }
+            const bool whole = chunks == 1;
             float rotated[kMaxGroup * kMaxHeadDim];
             attend(kv, shape.head_dim, h / group, static_cast<int>(per_job),
                    queries_for(kv.k, q + t * width + h * shape.head_dim, per_job * shape.head_dim,
                                rotated),
-                   parts_data + (i * n_chunks + c) * width + h * shape.head_dim, r.first, r.last,
-                   block_tables[t], scale, stats);
+                   whole ? out + t * width + h * shape.head_dim
+                         : parts_data + (i * n_chunks + c) * width + h * shape.head_dim,
+                   r.first, r.last, block_tables[t], scale,
+                   whole ? nullptr : stats_data + ((i * n_chunks + c) * shape.n_heads + h) * 2);
         }
     });
-    for (int64_t i = 0; i < n; ++i)
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t chunks = chunk_count(first_of(t0 + i), positions[t0 + i]);
+        if (chunks == 1) continue;
         for (int64_t h = 0; h < shape.n_heads; ++h)
             merge_chunks(parts_data + i * n_chunks * width + h * shape.head_dim, width,
                          stats_data + (i * n_chunks * shape.n_heads + h) * 2, shape.n_heads * 2,
-                         n_chunks, shape.head_dim, out + (t0 + i) * width + h * shape.head_dim);
+                         chunks, shape.head_dim, out + (t0 + i) * width + h * shape.head_dim);
+    }
 }
 
 }  // namespace
