@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/engine_options.h"
 #include "core/error.h"
+#include "engine/calibration_text.h"
 #include "engine/perplexity.h"
 
 namespace kite::cli {
@@ -34,6 +35,7 @@ void run_stream(const PerplexityCliOptions& o, const LoadedModel& m, std::vector
     so.n_batch = o.engine.max_batch_tokens;
     so.bos = m.tokenizer->adds_bos() ? m.tokenizer->bos() : -1;
     so.kv_type = o.engine.kv_type.types();
+    so.calibration_tokens = calibration_tokens(*m.tokenizer);
     constexpr int64_t kBlock = 16;  // stream_perplexity's block size
     const auto n = static_cast<int64_t>(tokens.size());
     o.engine.check_kv_budget(m.model->config(),
@@ -72,6 +74,7 @@ void run_perplexity(const PerplexityCliOptions& o) {
     po.n_batch = std::min(po.n_ctx, o.engine.max_batch_tokens);
     po.bos = m.tokenizer->adds_bos() ? m.tokenizer->bos() : -1;
     po.kv_type = o.engine.kv_type.types();
+    po.calibration_tokens = calibration_tokens(*m.tokenizer);
     po.max_windows = o.chunks;
     o.engine.check_kv_budget(m.model->config(), po.n_ctx, "one window of -c needs");
     if (static_cast<int64_t>(tokens.size()) < po.n_ctx)

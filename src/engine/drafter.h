@@ -81,6 +81,9 @@ struct DrafterContext {
     int64_t max_batch_tokens = 512;
     int64_t max_sequences = 1;
     KvTypes kv_type;  // the draft cache stores what the engine's stores
+    // The calibration text in the target's tokens, which are the draft model's too
+    // (engine/calibration_text.h); read only while the drafter is made.
+    std::span<const int32_t> calibration_tokens;
 };
 
 // The drafter a configuration asks for; null for DrafterKind::None. Throws kite::Error when

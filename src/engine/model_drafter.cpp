@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/draft_vocabulary.h"
+#include "model/key_calibration_run.h"
 #include "sampling/logprobs.h"
 
 namespace kite {
@@ -33,7 +34,8 @@ ModelDrafter::ModelDrafter(const Model& draft, const DrafterContext& context, in
       kv_(draft.kv_shape(), context.kv_type,
           draft_cache_blocks(context.n_blocks, context.max_sequences, context.block_size,
                              draft_max),
-          context.block_size),
+          context.block_size,
+          key_calibration(draft, context.kv_type, context.calibration_tokens, *context.pool)),
       blocks_(kv_.n_blocks()),
       state_(draft.config(), max_batch_tokens_, context.max_sequences) {
     work_.reserve(static_cast<size_t>(context.max_sequences));

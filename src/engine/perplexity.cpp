@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "engine/sink_refresh.h"
+#include "model/key_calibration_run.h"
 #include "kv/window_table.h"
 
 namespace kite {
@@ -47,7 +48,8 @@ PerplexityResult perplexity(const Model& model, const std::vector<int32_t>& toke
 
     const int64_t block_size = 16;
     const int64_t n_blocks = (n_ctx + block_size - 1) / block_size;
-    KvCache kv(model.kv_shape(), o.kv_type, n_blocks, block_size);
+    KvCache kv(model.kv_shape(), o.kv_type, n_blocks, block_size,
+               key_calibration(model, o.kv_type, o.calibration_tokens, pool));
     std::vector<int32_t> table(n_blocks);
     for (int64_t b = 0; b < n_blocks; ++b) table[b] = static_cast<int32_t>(b);
     RunState state(model.config(), n_batch, n_batch);
@@ -102,7 +104,8 @@ StreamPerplexityResult stream_perplexity(const Model& model, const std::vector<i
         fail("a KV window of {} tokens with {} sinks does not fit in the context of {}", w.window,
              w.sinks, context);
     const int64_t n_blocks = w.enabled() ? w.peak_blocks(bs) : (n + bs - 1) / bs;
-    KvCache kv(model.kv_shape(), o.kv_type, n_blocks, bs);
+    KvCache kv(model.kv_shape(), o.kv_type, n_blocks, bs,
+               key_calibration(model, o.kv_type, o.calibration_tokens, pool));
     BlockPool blocks(n_blocks);
     std::vector<int32_t> table;
     WindowState state;

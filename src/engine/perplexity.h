@@ -18,6 +18,9 @@ struct PerplexityOptions {
     int64_t n_batch = 512;  // tokens per forward pass within a window
     int32_t bos = -1;       // if >= 0, each window's first token is replaced by it
     KvTypes kv_type;
+    // The calibration text in this model's tokens (engine/calibration_text.h), for key types
+    // that take a calibration (model/key_calibration_run.h).
+    std::vector<int32_t> calibration_tokens;
     int64_t max_windows = -1;  // score only the first windows of the text (< 0: all)
 };
 
@@ -45,6 +48,7 @@ struct StreamPerplexityOptions {
     int64_t n_batch = 512;
     int32_t bos = -1;  // if >= 0, the first token is replaced by it
     KvTypes kv_type;
+    std::vector<int32_t> calibration_tokens;  // as PerplexityOptions'
 };
 
 struct StreamPerplexityResult {

@@ -73,11 +73,17 @@ AttendHeadsFn choose_kernel(int64_t head_dim, int64_t block_size) {
     return attend_heads_scalar;
 }
 
-// The n query values as the keys are stored: rotated into `buffer` when the keys are.
-const float* queries_for(const PagedKvRows& keys, const float* q, int64_t n, float* buffer) {
-    if (!keys.rotated) return q;
+// The n query values of heads that read KV head `kv_head`, as its keys are stored: scaled
+// and rotated into `buffer` when the keys are.
+const float* queries_for(const PagedKvRows& keys, int64_t kv_head, int64_t head_dim,
+                         const float* q, int64_t n, float* buffer) {
+    if (!keys.rotated && keys.query_scale == nullptr) return q;
     std::copy(q, q + n, buffer);
-    hadamard32_blocks(buffer, n);
+    if (keys.query_scale != nullptr) {
+        const float* scale = keys.query_scale + kv_head * head_dim;
+        for (int64_t i = 0; i < n; ++i) buffer[i] *= scale[i % head_dim];
+    }
+    if (keys.rotated) hadamard32_blocks(buffer, n);
     return buffer;
 }
 
@@ -172,8 +178,8 @@ void attend_tokens(AttendHeadsFn attend, const PagedKvLayer& kv, const Attention
             const bool whole = chunks == 1;
             float rotated[kMaxGroup * kMaxHeadDim];
             attend(kv, shape.head_dim, h / group, static_cast<int>(per_job),
-                   queries_for(kv.k, q + t * width + h * shape.head_dim, per_job * shape.head_dim,
-                               rotated),
+                   queries_for(kv.k, h / group, shape.head_dim, q + t * width + h * shape.head_dim,
+                               per_job * shape.head_dim, rotated),
                    whole ? out + t * width + h * shape.head_dim
                          : parts_data + (i * n_chunks + c) * width + h * shape.head_dim,
                    r.first, r.last, block_tables[t], scale,

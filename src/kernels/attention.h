@@ -20,6 +20,10 @@ struct PagedKvRows {
     // Keys stored rotated by hadamard32_blocks (quant/hadamard.h): attention rotates the
     // queries the same way, which leaves every q . k as it was.
     bool rotated = false;
+    // Keys stored centred and scaled per channel (kv/key_calibration.h): attention multiplies
+    // each query by this (one float per channel of the row of n_kv_heads * head_dim) before
+    // any rotation. Null: keys stored as they are.
+    const float* query_scale = nullptr;
 
     const uint8_t* row(int64_t slot, int64_t kv_head) const {
         return data + slot * slot_bytes + kv_head * head_bytes;

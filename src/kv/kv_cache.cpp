@@ -37,7 +37,8 @@ int64_t KvCache::blocks_for_budget(const KvCacheShape& s, KvTypes types, int64_t
     return static_cast<int64_t>(budget_bytes / block_bytes(s, types, block_size));
 }
 
-KvCache::KvCache(const KvCacheShape& shape, KvTypes types, int64_t n_blocks, int64_t block_size)
+KvCache::KvCache(const KvCacheShape& shape, KvTypes types, int64_t n_blocks, int64_t block_size,
+                 KeyCalibration calibration)
     : shape_(shape),
       types_(types),
       n_blocks_(n_blocks),
@@ -48,20 +49,33 @@ KvCache::KvCache(const KvCacheShape& shape, KvTypes types, int64_t n_blocks, int
       write_k_(kv_type_info(types.k).from_f32),
       write_v_(kv_type_info(types.v).from_f32),
       rotate_keys_(kv_type_info(types.k).rotate_keys),
-      rotated_(rotate_keys_ ? slot_elements_ : 0),
+      calibration_(kv_type_info(types.k).calibrated_keys ? std::move(calibration)
+                                                         : KeyCalibration{}),
+      transformed_(slot_elements_),
       shifted_(slot_elements_) {
     check_head_dim(shape, types.k);
     check_head_dim(shape, types.v);
+    if (!calibration_.empty() &&
+        (calibration_.width != slot_elements_ ||
+         calibration_.mean.size() != static_cast<size_t>(shape.n_layers * slot_elements_)))
+        fail("a key calibration of {} channels does not fit this cache's {} layers of {}",
+             calibration_.width, shape.n_layers, slot_elements_);
     const auto slots = static_cast<size_t>(shape.n_layers * n_slots());
     keys_.resize(k_slot_ * slots);
     values_.resize(v_slot_ * slots);
 }
 
-void KvCache::store_keys(size_t index, const float* k) {
+void KvCache::store_keys(int64_t layer, size_t index, const float* k) {
+    if (!calibration_.empty()) {
+        const float* mean = calibration_.mean_of(layer);
+        const float* scale = calibration_.scale_of(layer);
+        for (int64_t j = 0; j < slot_elements_; ++j) transformed_[j] = (k[j] - mean[j]) * scale[j];
+        k = transformed_.data();
+    }
     if (rotate_keys_) {
-        std::copy(k, k + slot_elements_, rotated_.begin());
-        hadamard32_blocks(rotated_.data(), slot_elements_);
-        k = rotated_.data();
+        if (k != transformed_.data()) std::copy(k, k + slot_elements_, transformed_.begin());
+        hadamard32_blocks(transformed_.data(), slot_elements_);
+        k = transformed_.data();
     }
     write_k_(k, keys_.data() + index * k_slot_, slot_elements_);
 }
@@ -69,7 +83,7 @@ void KvCache::store_keys(size_t index, const float* k) {
 void KvCache::write(int64_t layer, int64_t slot, const float* k, const float* v) {
     // A head's row fills whole blocks, so the slot's row quantizes as its heads' rows would.
     const auto index = static_cast<size_t>(layer * n_slots() + slot);
-    store_keys(index, k);
+    store_keys(layer, index, k);
     write_v_(v, values_.data() + index * v_slot_, slot_elements_);
 }
 
@@ -78,6 +92,10 @@ void KvCache::read_keys(int64_t layer, int64_t slot, float* k) const {
     dequantize_row(types_.k, keys_.data() + index * k_slot_, k,
                    static_cast<size_t>(slot_elements_));
     if (rotate_keys_) hadamard32_blocks(k, slot_elements_);  // its own inverse
+    if (calibration_.empty()) return;
+    const float* mean = calibration_.mean_of(layer);
+    const float* query_scale = calibration_.query_scale_of(layer);  // 1 / scale
+    for (int64_t j = 0; j < slot_elements_; ++j) k[j] = k[j] * query_scale[j] + mean[j];
 }
 
 void KvCache::copy_rotated(int64_t layer, int64_t from, int64_t to, const RopeParams& rope,
@@ -90,7 +108,7 @@ void KvCache::copy_rotated(int64_t layer, int64_t from, int64_t to, const RopePa
     const auto src = static_cast<size_t>(layer * n_slots() + from);
     const auto dst = static_cast<size_t>(layer * n_slots() + to);
     std::copy_n(values_.data() + src * v_slot_, v_slot_, values_.data() + dst * v_slot_);
-    store_keys(dst, shifted_.data());
+    store_keys(layer, dst, shifted_.data());
 }
 
 PagedKvLayer KvCache::layer(int64_t layer) const {
@@ -98,7 +116,8 @@ PagedKvLayer KvCache::layer(int64_t layer) const {
     const auto k_head = kv_row_bytes(types_.k, shape_.head_dim);
     const auto v_head = kv_row_bytes(types_.v, shape_.head_dim);
     return {{keys_.data() + first * k_slot_, types_.k, static_cast<int64_t>(k_slot_),
-             static_cast<int64_t>(k_head), rotate_keys_},
+             static_cast<int64_t>(k_head), rotate_keys_,
+             calibration_.empty() ? nullptr : calibration_.query_scale_of(layer)},
             {values_.data() + first * v_slot_, types_.v, static_cast<int64_t>(v_slot_),
              static_cast<int64_t>(v_head), false},
             block_size_};

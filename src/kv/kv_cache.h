@@ -10,6 +10,7 @@
 
 #include "kernels/attention.h"
 #include "kernels/ops.h"
+#include "kv/key_calibration.h"
 #include "kv/kv_type.h"
 
 namespace kite {
@@ -22,8 +23,11 @@ struct KvCacheShape {
 
 class KvCache {
   public:
-    // kite::Error where head_dim does not fill a block format's blocks.
-    KvCache(const KvCacheShape& shape, KvTypes types, int64_t n_blocks, int64_t block_size);
+    // kite::Error where head_dim does not fill a block format's blocks. Keys of a type that
+    // takes a calibration (KvTypeInfo::calibrated_keys) are stored centred and scaled by
+    // `calibration` when it is not empty (model/key_calibration_run.h makes one).
+    KvCache(const KvCacheShape& shape, KvTypes types, int64_t n_blocks, int64_t block_size,
+            KeyCalibration calibration = {});
 
     // M_kv of one token: (b_k + b_v) * L * H_kv * d_h bytes, exactly what a slot allocates.
     static size_t bytes_per_token(const KvCacheShape& shape, KvTypes types);
@@ -55,7 +59,8 @@ class KvCache {
     PagedKvLayer layer(int64_t layer) const;
 
   private:
-    void store_keys(size_t index, const float* k);  // rotated first where the type wants it
+    // Centred, scaled and rotated first where the type and the calibration want it.
+    void store_keys(int64_t layer, size_t index, const float* k);
 
     KvCacheShape shape_;
     KvTypes types_;
@@ -65,7 +70,8 @@ class KvCache {
     void (*write_k_)(const float*, void*, int64_t);
     void (*write_v_)(const float*, void*, int64_t);
     bool rotate_keys_;
-    std::vector<float> rotated_;          // one slot's keys, rotated before they are stored
+    KeyCalibration calibration_;          // empty: keys stored as they are
+    std::vector<float> transformed_;      // one slot's keys, as they are stored
     std::vector<float> shifted_;          // one slot's keys, for copy_rotated
     std::vector<uint8_t> keys_, values_;  // [layer][slot][n_kv_heads rows of head_dim]
 };

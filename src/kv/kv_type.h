@@ -25,6 +25,9 @@ struct KvTypeInfo {
     // Keys are rotated (quant/hadamard.h) before they are stored: where 4 bits per value
     // cannot also span the outlier channels that keys have after RoPE.
     bool rotate_keys;
+    // Keys are centred and scaled per channel before they are stored (kv/key_calibration.h),
+    // where the caller gives a calibration: the block types.
+    bool calibrated_keys;
 };
 
 // f32, f16, q8_0, q4_0: kv_type_index gives a type's position here.

@@ -34,6 +34,9 @@ struct RunState {
     std::vector<int64_t> firsts;               // per token: its sequence's first position
     std::vector<int64_t> rope_positions;       // per token: position + its rope offset
     std::vector<uint8_t> scratch;              // prepared activations for matmul
+    // Set by a calibration run (model/key_calibration_run.h): each layer's queries and keys
+    // are added to it, after RoPE.
+    KeyStatistics* key_statistics = nullptr;
 };
 
 class Model {
