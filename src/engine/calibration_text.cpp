@@ -5,7 +5,8 @@ namespace kite {
 namespace {
 
 // Written for this purpose; any varied text of a few hundred tokens would do.
-constexpr const char* kText = R"(The lighthouse keeper kept two logs. In the first she wrote the weather: wind from the south-west, force five, visibility good, a ship passing at 06:40 heading north. In the second she wrote everything else, such as the gull that had learned to knock on the window, the letter from her brother in Lisbon, and the number of steps to the lamp room (one hundred and fourteen, though she counted one hundred and fifteen on cold mornings).
+constexpr const char* kText =
+    R"(The lighthouse keeper kept two logs. In the first she wrote the weather: wind from the south-west, force five, visibility good, a ship passing at 06:40 heading north. In the second she wrote everything else, such as the gull that had learned to knock on the window, the letter from her brother in Lisbon, and the number of steps to the lamp room (one hundred and fourteen, though she counted one hundred and fifteen on cold mornings).
 
 "Why keep two?" the inspector asked on his yearly visit.
 "Because the sea only cares about the first," she said, "and I only care about the second."

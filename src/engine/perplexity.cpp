@@ -5,8 +5,8 @@
 
 #include "core/error.h"
 #include "engine/sink_refresh.h"
-#include "model/key_calibration_run.h"
 #include "kv/window_table.h"
+#include "model/key_calibration_run.h"
 
 namespace kite {
 

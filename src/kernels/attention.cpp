@@ -75,8 +75,8 @@ AttendHeadsFn choose_kernel(int64_t head_dim, int64_t block_size) {
 
 // The n query values of heads that read KV head `kv_head`, as its keys are stored: scaled
 // and rotated into `buffer` when the keys are.
-const float* queries_for(const PagedKvRows& keys, int64_t kv_head, int64_t head_dim,
-                         const float* q, int64_t n, float* buffer) {
+const float* queries_for(const PagedKvRows& keys, int64_t kv_head, int64_t head_dim, const float* q,
+                         int64_t n, float* buffer) {
     if (!keys.rotated && keys.query_scale == nullptr) return q;
     std::copy(q, q + n, buffer);
     if (keys.query_scale != nullptr) {

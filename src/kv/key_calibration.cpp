@@ -60,9 +60,9 @@ KeyCalibration KeyStatistics::calibration() const {
         // scale: each term has a floor of a millionth of its layer's mean.
         double log_sum = 0;
         for (int64_t j = 0; j < width_; ++j) {
-            scale[j] = std::pow((weight[j] + 1e-6 * mean_weight + 1e-30) /
-                                    (spread[j] + 1e-6 * mean_spread + 1e-30),
-                                0.25);
+            scale[j] = std::pow(
+                (weight[j] + 1e-6 * mean_weight + 1e-30) / (spread[j] + 1e-6 * mean_spread + 1e-30),
+                0.25);
             log_sum += std::log(scale[j]);
         }
         // Scaled to a geometric mean of 1: only the ratios between channels matter.

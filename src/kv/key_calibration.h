@@ -21,10 +21,10 @@
 namespace kite {
 
 struct KeyCalibration {
-    int64_t width = 0;                // KV channels per layer: n_kv_heads * head_dim
-    std::vector<float> mean;          // [layer][width]
-    std::vector<float> scale;         // [layer][width]
-    std::vector<float> query_scale;   // [layer][width]: 1 / scale
+    int64_t width = 0;               // KV channels per layer: n_kv_heads * head_dim
+    std::vector<float> mean;         // [layer][width]
+    std::vector<float> scale;        // [layer][width]
+    std::vector<float> query_scale;  // [layer][width]: 1 / scale
 
     bool empty() const { return width == 0; }
     const float* mean_of(int64_t layer) const { return mean.data() + layer * width; }
@@ -46,7 +46,7 @@ class KeyStatistics {
 
   private:
     int64_t n_layers_, n_heads_, n_kv_heads_, head_dim_, width_;
-    std::vector<int64_t> tokens_;                   // [layer]
+    std::vector<int64_t> tokens_;                      // [layer]
     std::vector<double> k_sum_, k_sum_sq_, q_sum_sq_;  // [layer][width]
 };
 

@@ -7,8 +7,8 @@
 
 namespace kite {
 
-KeyCalibration key_calibration(const Model& model, KvTypes types,
-                               std::span<const int32_t> tokens, ThreadPool& pool) {
+KeyCalibration key_calibration(const Model& model, KvTypes types, std::span<const int32_t> tokens,
+                               ThreadPool& pool) {
     if (!kv_type_info(types.k).calibrated_keys) return {};
     const ModelConfig& c = model.config();
     const auto n = static_cast<int64_t>(tokens.size());

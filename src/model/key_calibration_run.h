@@ -16,7 +16,7 @@ namespace kite {
 // vocabulary spells it (engine/calibration_text.h); kite::Error when it is empty and a
 // calibration is needed. Deterministic: the same model and tokens give the same calibration,
 // so every cache of the model stores its keys alike (the prefix cache relies on it).
-KeyCalibration key_calibration(const Model& model, KvTypes types,
-                               std::span<const int32_t> tokens, ThreadPool& pool);
+KeyCalibration key_calibration(const Model& model, KvTypes types, std::span<const int32_t> tokens,
+                               ThreadPool& pool);
 
 }  // namespace kite
