@@ -1,6 +1,6 @@
 // The text that calibrates quantized keys (kv/key_calibration.h): a little prose, a dialogue,
 // code and a table, so the statistics see the kinds of text a model is asked about. About
-// 400 tokens: the run costs one short prefill when a cache is created.
+// 450 tokens: the run costs one short prefill when a cache is created.
 #pragma once
 
 #include <cstdint>
