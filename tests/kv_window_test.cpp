@@ -224,12 +224,23 @@ TEST(KvWindowSinks, ShiftedKeysEqualKeysRotatedAtTheNewPosition) {
     const int64_t width = shape.n_kv_heads * shape.head_dim, p = 3, layer = 1;
     std::mt19937 rng(3);
     std::normal_distribution<float> normal(0.0f, 1.0f);
+    // The block types store their keys calibrated (kv/key_calibration.h): a shift must undo
+    // the calibration before it rotates and redo it after.
+    KeyStatistics stats(shape.n_layers, shape.n_kv_heads, shape.n_kv_heads, shape.head_dim);
+    for (int t = 0; t < 8; ++t)
+        for (int64_t l = 0; l < shape.n_layers; ++l) {
+            std::vector<float> q(width), k(width);
+            for (int64_t j = 0; j < width; ++j)
+                q[j] = normal(rng) * float(1 + j % 4), k[j] = float(j % 7) + normal(rng);
+            stats.add(l, q.data(), k.data());
+        }
+    const KeyCalibration calibration = stats.calibration();
     for (RopeStyle style : {RopeStyle::Interleaved, RopeStyle::Halves})
         for (RopeParams rope : {plain, partial, scaled})
             for (const KvTypeInfo& t : kv_types())
                 for (int64_t delta : {int64_t{1}, int64_t{16}, int64_t{1000}, int64_t{40000}}) {
                     rope.style = style;
-                    KvCache kv(shape, t.type, 2, 16);
+                    KvCache kv(shape, t.type, 2, 16, calibration);
                     std::vector<float> x(width), v(width), got(width), direct(width);
                     for (float& e : x) e = normal(rng) * (&e - x.data() == 7 ? 8.0f : 2.0f);
                     for (float& e : v) e = normal(rng);

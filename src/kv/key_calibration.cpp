@@ -7,6 +7,16 @@
 
 namespace kite {
 
+void KeyCalibration::apply(int64_t layer, float* k) const {
+    const int64_t base = layer * width;
+    for (int64_t j = 0; j < width; ++j) k[j] = (k[j] - mean[base + j]) * scale[base + j];
+}
+
+void KeyCalibration::undo(int64_t layer, float* k) const {
+    const int64_t base = layer * width;
+    for (int64_t j = 0; j < width; ++j) k[j] = k[j] * query_scale[base + j] + mean[base + j];
+}
+
 KeyStatistics::KeyStatistics(int64_t n_layers, int64_t n_heads, int64_t n_kv_heads,
                              int64_t head_dim)
     : n_layers_(n_layers),

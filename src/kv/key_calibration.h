@@ -27,9 +27,11 @@ struct KeyCalibration {
     std::vector<float> query_scale;  // [layer][width]: 1 / scale
 
     bool empty() const { return width == 0; }
-    const float* mean_of(int64_t layer) const { return mean.data() + layer * width; }
-    const float* scale_of(int64_t layer) const { return scale.data() + layer * width; }
     const float* query_scale_of(int64_t layer) const { return query_scale.data() + layer * width; }
+    // One token's keys of `layer` (width values) as they are stored, in place; undo turns
+    // them back.
+    void apply(int64_t layer, float* k) const;
+    void undo(int64_t layer, float* k) const;
 };
 
 // Sums of keys and queries over the tokens of a calibration run.

@@ -66,15 +66,10 @@ KvCache::KvCache(const KvCacheShape& shape, KvTypes types, int64_t n_blocks, int
 }
 
 void KvCache::store_keys(int64_t layer, size_t index, const float* k) {
-    if (!calibration_.empty()) {
-        const float* mean = calibration_.mean_of(layer);
-        const float* scale = calibration_.scale_of(layer);
-        for (int64_t j = 0; j < slot_elements_; ++j) transformed_[j] = (k[j] - mean[j]) * scale[j];
-        k = transformed_.data();
-    }
-    if (rotate_keys_) {
-        if (k != transformed_.data()) std::copy(k, k + slot_elements_, transformed_.begin());
-        hadamard32_blocks(transformed_.data(), slot_elements_);
+    if (!calibration_.empty() || rotate_keys_) {
+        std::copy(k, k + slot_elements_, transformed_.begin());
+        if (!calibration_.empty()) calibration_.apply(layer, transformed_.data());
+        if (rotate_keys_) hadamard32_blocks(transformed_.data(), slot_elements_);
         k = transformed_.data();
     }
     write_k_(k, keys_.data() + index * k_slot_, slot_elements_);
@@ -92,10 +87,7 @@ void KvCache::read_keys(int64_t layer, int64_t slot, float* k) const {
     dequantize_row(types_.k, keys_.data() + index * k_slot_, k,
                    static_cast<size_t>(slot_elements_));
     if (rotate_keys_) hadamard32_blocks(k, slot_elements_);  // its own inverse
-    if (calibration_.empty()) return;
-    const float* mean = calibration_.mean_of(layer);
-    const float* query_scale = calibration_.query_scale_of(layer);  // 1 / scale
-    for (int64_t j = 0; j < slot_elements_; ++j) k[j] = k[j] * query_scale[j] + mean[j];
+    if (!calibration_.empty()) calibration_.undo(layer, k);
 }
 
 void KvCache::copy_rotated(int64_t layer, int64_t from, int64_t to, const RopeParams& rope,
