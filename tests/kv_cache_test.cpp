@@ -33,8 +33,8 @@ TEST(KvCache, SlotsHoldTheTypesBlocks) {
         for (auto [rows, values, type, keys] :
              {std::tuple{layer.k, &k, types.k, true}, {layer.v, &v, types.v, false}}) {
             EXPECT_EQ(rows.type, type);
-            // q4_0 keys are stored rotated (quant/hadamard.h); everything else as it is.
-            EXPECT_EQ(rows.rotated, keys && type == TensorType::Q4_0);
+            // Block-type keys are stored rotated (quant/hadamard.h); everything else as it is.
+            EXPECT_EQ(rows.rotated, keys && kv_type_info(type).block_values > 1);
             std::vector<float> stored = *values;
             if (rows.rotated) hadamard32_blocks(stored.data(), width);
             std::vector<uint8_t> expected(row_bytes(type, width));

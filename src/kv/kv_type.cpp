@@ -31,7 +31,7 @@ void write_blocks(const float* src, void* dst, int64_t n) {
 constexpr std::array<KvTypeInfo, kKvTypeCount> kTypes{{
     {T::F32, "f32", 1, 4, write_f32, false, false},
     {T::F16, "f16", 1, 2, write_f16, false, false},
-    {T::Q8_0, "q8_0", kQK, sizeof(BlockQ8_0), write_blocks<BlockQ8_0, quantize_row_q8_0>, false,
+    {T::Q8_0, "q8_0", kQK, sizeof(BlockQ8_0), write_blocks<BlockQ8_0, quantize_row_q8_0>, true,
      true},
     {T::Q4_0, "q4_0", kQK, sizeof(BlockQ4_0), write_blocks<BlockQ4_0, quantize_row_q4_0>, true,
      true},
