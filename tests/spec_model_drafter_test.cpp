@@ -121,8 +121,8 @@ TEST_F(SpecModelDrafterTest, GreedyTokensMatchPlainDecoding) {
     EXPECT_EQ(engine.stats().generated_tokens, 24);
 }
 
-// A guess below draft_p_min ends the draft: at 1 nothing is ever sure enough, at 0 every
-// draft runs to its length; the tokens stay the plain ones either way.
+// A guess below draft_p_min is the draft's last: at 1 nothing is ever sure enough, so each
+// draft is one guess; at 0 every draft runs to its length; the tokens stay the plain ones.
 TEST_F(SpecModelDrafterTest, UnsureGuessesEndTheDraft) {
     const GenerationParams p = greedy(10);
     const std::vector<std::string> prompts{kPrompts[3]};
@@ -137,7 +137,9 @@ TEST_F(SpecModelDrafterTest, UnsureGuessesEndTheDraft) {
         drafted[i] = engine.stats().drafted_tokens;
     }
     EXPECT_GT(drafted[0], drafted[1]);
-    EXPECT_EQ(drafted[2], 0);
+    EXPECT_GE(drafted[1], drafted[2]);
+    EXPECT_GT(drafted[2], 0);
+    EXPECT_LE(drafted[2], 10);  // one guess per step, at most one step per generated token
 }
 
 TEST_F(SpecModelDrafterTest, GreedyTokensMatchPlainDecodingAloneAndBatchedSlow) {

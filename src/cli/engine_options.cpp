@@ -108,8 +108,8 @@ void SpeculationOptions::add_to(CLI::App& cmd) {
                    "Draft model (path or name, as -m) with the model's vocabulary: implies "
                    "--spec draft");
     cmd.add_option("--draft-p-min", draft_p_min,
-                   "Draft model: stop a draft at a guess it gives less than this probability "
-                   "(0: always draft K)")
+                   "Draft model: end a draft with the first guess it gives less than this "
+                   "probability (0: always draft K)")
         ->check(CLI::Range(0.0f, 1.0f))
         ->capture_default_str();
 }

@@ -58,9 +58,10 @@ struct SpeculationConfig {
     static constexpr int64_t kMaxDraft = 32;
     // DrafterKind::Model: the draft model, loaded by the caller and outliving the engine.
     const Model* draft_model = nullptr;
-    // DrafterKind::Model: a sequence's draft ends where the draft model's most likely token
-    // has a lower probability than this (a guess it is unsure of is mostly rejected, and
-    // costs a draft pass and a verified row); 0 drafts all K.
+    // DrafterKind::Model: a sequence's draft ends with the first guess whose probability
+    // under the draft model is below this. That guess is still verified (it costs a batch
+    // row, not a draft pass), but the guesses after it would mostly be rejected, each at the
+    // cost of a draft pass; 0 drafts all K.
     float draft_p_min = kDefaultDraftPMin;
     static constexpr float kDefaultDraftPMin = 0.75f;
 

@@ -130,9 +130,11 @@ void ModelDrafter::run_pass() {
         const std::span<const float> row(logits, static_cast<size_t>(n_vocab));
         logits += n_vocab;
         const auto best = std::max_element(row.begin(), row.end());
-        // log p(best) = logit - log-sum-exp; the softmax itself is never needed.
+        // log p(best) = logit - log-sum-exp; the softmax itself is never needed. A guess the
+        // draft model is unsure of still goes to verification, which costs one batch row,
+        // but it is the draft's last: the passes after it would mostly be wasted.
         w.unsure = log_p_min_ > -INFINITY && *best - log_sum_exp(row) < log_p_min_;
-        if (!w.unsure) w.request->out->push_back(static_cast<int32_t>(best - row.begin()));
+        w.request->out->push_back(static_cast<int32_t>(best - row.begin()));
     }
 }
 

@@ -7,7 +7,7 @@
 // tokens (rejected guesses leave), runs what is new, then decodes up to K tokens. All
 // sequences of a step share each forward pass: one pass catches up and yields every
 // sequence's first guess, each further pass one more guess per sequence, until K or a guess
-// the draft model is unsure of (SpeculationConfig::draft_p_min).
+// the draft model is unsure of (SpeculationConfig::draft_p_min), which is the draft's last.
 #pragma once
 
 #include <unordered_map>
