@@ -73,9 +73,12 @@ void list_models() {
 
     fmt::print("installed in {}:\n", dir.string());
     if (installed.empty()) fmt::print("  (none)\n");
+    // The id column fits the longest name (a requantized copy's, say), at least 20 wide.
+    size_t id_width = 20;
+    for (const Installed& m : installed) id_width = std::max(id_width, m.id.size());
     for (const Installed& m : installed)
-        fmt::print("  {:<20} {:<12} {:<7} {:>10}  {}\n", m.id, m.architecture, m.file_type, m.size,
-                   m.path);
+        fmt::print("  {:<{}} {:<12} {:<7} {:>10}  {}\n", m.id, id_width, m.architecture,
+                   m.file_type, m.size, m.path);
 
     std::vector<const InstallableModel*> missing;
     for (const InstallableModel& m : installable_models()) {
