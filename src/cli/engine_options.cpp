@@ -112,6 +112,11 @@ void SpeculationOptions::add_to(CLI::App& cmd) {
                    "probability (0: always draft K)")
         ->check(CLI::Range(0.0f, 1.0f))
         ->capture_default_str();
+    cmd.add_option("--draft-weights", draft_weights,
+                   "Draft model: q4_0 converts its larger matrices to Q4_0 at load (drafting "
+                   "reads fewer bytes; the output is unchanged); file keeps the file's types")
+        ->check(CLI::IsMember({"q4_0", "file"}))
+        ->capture_default_str();
 }
 
 SpeculationConfig SpeculationOptions::flags() const {
@@ -131,7 +136,9 @@ SpeculationConfig SpeculationOptions::config(const Model& target,
     SpeculationConfig c = flags();
     if (c.drafter == DrafterKind::Model) {
         try {
-            draft = Model::load(resolve_model_path(draft_model));
+            draft = Model::load(resolve_model_path(draft_model),
+                                draft_weights == "q4_0" ? std::optional(TensorType::Q4_0)
+                                                        : std::nullopt);
         } catch (const Error& e) {
             fail("cannot load the draft model: {}", e.what());
         }

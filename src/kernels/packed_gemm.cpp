@@ -30,12 +30,18 @@ int64_t packed_groups(const WeightMatrix& w, const PackedKernels& k) {
 
 void pack_groups(const WeightMatrix& w, const PackedKernels& k, int64_t g0, int64_t g1,
                  uint8_t* packed) {
+    pack_groups_from(w, k, w.data + g0 * k.rows_per_group * static_cast<int64_t>(w.row_bytes),
+                     g0, g1, packed);
+}
+
+void pack_groups_from(const WeightMatrix& w, const PackedKernels& k, const uint8_t* rows,
+                      int64_t g0, int64_t g1, uint8_t* packed) {
     // The groups' rows packed as a matrix of their own are exactly those groups' bytes.
-    const int64_t rows = k.rows_per_group;
+    const int64_t n = k.rows_per_group;
     WeightMatrix part = w;
-    part.data = w.data + g0 * rows * static_cast<int64_t>(w.row_bytes);
-    part.rows = std::min(g1 * rows, w.rows) - g0 * rows;
-    packed::pack_into(part, rows, packed + g0 * packed::group_bytes(w, rows));
+    part.data = rows;
+    part.rows = std::min(g1 * n, w.rows) - g0 * n;
+    packed::pack_into(part, n, packed + g0 * packed::group_bytes(w, n));
 }
 
 PackedBytes pack_weights(const WeightMatrix& w, const PackedKernels& k) {

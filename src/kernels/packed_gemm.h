@@ -72,6 +72,10 @@ PackedBytes allocate_packed(const WeightMatrix& w, const PackedKernels& k);
 int64_t packed_groups(const WeightMatrix& w, const PackedKernels& k);
 void pack_groups(const WeightMatrix& w, const PackedKernels& k, int64_t g0, int64_t g1,
                  uint8_t* packed);
+// The same from rows held elsewhere: `rows` are those groups' rows (row g0 * rows_per_group
+// first) in w's type, e.g. converted from another type just before.
+void pack_groups_from(const WeightMatrix& w, const PackedKernels& k, const uint8_t* rows,
+                      int64_t g0, int64_t g1, uint8_t* packed);
 
 // ---- For the kernel files: activation formats and the group loop they share -----------------
 namespace packed {

@@ -31,7 +31,7 @@ RunState::RunState(const ModelConfig& c, int64_t max_tokens_, int64_t max_logits
                    sizeof(float));
 }
 
-std::unique_ptr<Model> Model::load(const std::string& path) {
+std::unique_ptr<Model> Model::load(const std::string& path, std::optional<TensorType> requantize) {
     std::unique_ptr<Model> m(new Model());
     m->file_ = GgufFile::open(path);
     m->config_ = read_model_config(*m->file_);
@@ -45,7 +45,7 @@ std::unique_ptr<Model> Model::load(const std::string& path) {
         !m->weights_.rope_freqs.empty() ? m->weights_.rope_freqs : m->weights_.rope_factors_short;
     for (LayerAttention& layer : m->config_.layers)
         if (layer.window == 0 && !factors.empty()) layer.rope.freq_factors = factors.data();
-    pack_matrices(*m->file_, m->weights_);
+    pack_matrices(*m->file_, m->weights_, requantize);
     return m;
 }
 

@@ -41,8 +41,10 @@ struct RunState {
 
 class Model {
   public:
-    // Loads and validates the file; throws kite::Error.
-    static std::unique_ptr<Model> load(const std::string& path);
+    // Loads and validates the file; throws kite::Error. `requantize`: the matrices of larger
+    // types are converted to it at load (weights.h: pack_matrices).
+    static std::unique_ptr<Model> load(const std::string& path,
+                                       std::optional<TensorType> requantize = std::nullopt);
 
     const ModelConfig& config() const { return config_; }
     const GgufFile& file() const { return *file_; }

@@ -205,44 +205,86 @@ ModelWeights bind_weights(const GgufFile& f, const ModelConfig& c) {
     return w;
 }
 
+namespace {
+
+// Where `m` is packed as `type` instead of its own: a smaller type with packed kernels on
+// this CPU and a conversion from m's type.
+bool requantizes(const WeightMatrix& m, TensorType type) {
+    return m.type != type && m.cols % 32 == 0 && row_conversion(m.type) != nullptr &&
+           packed_kernels(type, active_isa()) != nullptr && row_bytes(type, m.cols) < m.row_bytes;
+}
+
+// Rows [r0, r1) of `source` in `type`, into `out`.
+void convert_rows(const WeightMatrix& source, TensorType type, int64_t r0, int64_t r1,
+                  std::vector<float>& row, std::vector<uint8_t>& out) {
+    const size_t out_row = row_bytes(type, static_cast<size_t>(source.cols));
+    row.resize(static_cast<size_t>(source.cols));
+    out.resize(static_cast<size_t>(r1 - r0) * out_row);
+    for (int64_t r = r0; r < r1; ++r) {
+        dequantize_row(source.type, source.data + r * source.row_bytes, row.data(),
+                       row.size());
+        quantize_row(type, row.data(), out.data() + (r - r0) * out_row, row.size());
+    }
+}
+
+}  // namespace
+
 // Packing reads and rewrites every weight byte, most of a large model's load time, so the
 // matrices are cut into ranges of groups that all the machine's cores pack at once. The
 // file's copy of a packed matrix is not read again (but for token embedding rows of a tied
 // LM head, which page back in as needed), so its pages then leave the resident set.
-void pack_matrices(const GgufFile& f, ModelWeights& w) {
+void pack_matrices(const GgufFile& f, ModelWeights& w, std::optional<TensorType> requantize) {
     struct Range {
         WeightMatrix* m;
+        WeightMatrix source;  // the file's rows: of another type than m's when requantized
         uint8_t* packed;
         int64_t g0, g1;
     };
     constexpr int64_t kRangeBytes = 1 << 20;  // of the file's rows: ranges of similar cost
-    std::vector<WeightMatrix*> matrices;
+    std::vector<WeightMatrix> sources;
     std::vector<Range> ranges;
     auto add = [&](WeightMatrix& m) {
+        const WeightMatrix source = m;
+        if (requantize && requantizes(m, *requantize)) {
+            // Only the packed copy holds the new type's rows: nothing reads m.data again.
+            m.type = *requantize;
+            m.row_bytes = row_bytes(m.type, static_cast<size_t>(m.cols));
+            m.data = nullptr;
+        }
         const PackedKernels* kernels = packed_kernels(m.type, active_isa());
         if (!kernels) return;
         w.packed.push_back(allocate_packed(m, *kernels));
         m.packed = w.packed.back().get();
         m.kernels = kernels;
-        matrices.push_back(&m);
+        sources.push_back(source);
         const int64_t n = packed_groups(m, *kernels);
         const int64_t group_file_bytes =
-            kernels->rows_per_group * static_cast<int64_t>(m.row_bytes);
+            kernels->rows_per_group * static_cast<int64_t>(source.row_bytes);
         const int64_t step = std::max<int64_t>(1, kRangeBytes / group_file_bytes);
         for (int64_t g = 0; g < n; g += step)
-            ranges.push_back({&m, w.packed.back().get(), g, std::min(n, g + step)});
+            ranges.push_back({&m, source, w.packed.back().get(), g, std::min(n, g + step)});
     };
     for (LayerWeights& l : w.layers)
         for (WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) add(*m);
     add(w.output);
     ThreadPool pool(ThreadPool::default_threads());
     pool.parallel_for(static_cast<int64_t>(ranges.size()), [&](int64_t begin, int64_t end, int) {
+        std::vector<float> row;
+        std::vector<uint8_t> converted;
         for (int64_t i = begin; i < end; ++i) {
             const Range& r = ranges[static_cast<size_t>(i)];
-            pack_groups(*r.m, *r.m->kernels, r.g0, r.g1, r.packed);
+            const PackedKernels& k = *r.m->kernels;
+            if (r.source.type == r.m->type) {
+                pack_groups(*r.m, k, r.g0, r.g1, r.packed);
+                continue;
+            }
+            const int64_t rows = k.rows_per_group;
+            convert_rows(r.source, r.m->type, r.g0 * rows, std::min(r.g1 * rows, r.m->rows), row,
+                         converted);
+            pack_groups_from(*r.m, k, converted.data(), r.g0, r.g1, r.packed);
         }
     });
-    for (const WeightMatrix* m : matrices) f.drop_pages(m->data, m->rows * m->row_bytes);
+    for (const WeightMatrix& m : sources) f.drop_pages(m.data, m.rows * m.row_bytes);
 }
 
 }  // namespace kite

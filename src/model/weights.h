@@ -3,6 +3,7 @@
 // (packed_gemm.h); the token embedding keeps being read from the file.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,10 @@ ModelWeights bind_weights(const GgufFile& file, const ModelConfig& config);
 
 // Repacks every matrix this CPU has a packed kernel for, and drops the file's pages of them
 // from the resident set. Only for inference: shapes and sizes need no packing.
-void pack_matrices(const GgufFile& file, ModelWeights& weights);
+// `requantize`: matrices of a larger type are converted to it on the way (then only their
+// packed copy holds their rows, and WeightMatrix::data is null), e.g. a draft model's, whose
+// precision moves only how many of its guesses are accepted.
+void pack_matrices(const GgufFile& file, ModelWeights& weights,
+                   std::optional<TensorType> requantize = std::nullopt);
 
 }  // namespace kite
