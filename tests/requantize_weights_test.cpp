@@ -39,8 +39,8 @@ void expect_same_packed(const WeightMatrix& got, const WeightMatrix& want, const
     EXPECT_EQ(got.data, nullptr) << name << ": the unpacked rows are not kept";
     EXPECT_EQ(got.row_bytes, want.row_bytes) << name;
     const int64_t rows = got.kernels->rows_per_group;
-    const auto bytes = static_cast<size_t>(packed::n_groups(got, rows) *
-                                           packed::group_bytes(got, rows));
+    const auto bytes =
+        static_cast<size_t>(packed::n_groups(got, rows) * packed::group_bytes(got, rows));
     EXPECT_EQ(std::memcmp(got.packed, want.packed, bytes), 0) << name;
 }
 

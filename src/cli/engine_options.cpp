@@ -101,9 +101,12 @@ void SpeculationOptions::add_to(CLI::App& cmd) {
                    "output is unchanged")
         ->check(CLI::IsMember({"none", "ngram", "draft"}))
         ->capture_default_str();
-    cmd.add_option("--draft-max", draft_max, "Most tokens drafted per step (adaptive below it)")
-        ->check(CLI::Range(int64_t{1}, SpeculationConfig::kMaxDraft))
-        ->capture_default_str();
+    cmd.add_option("--draft-max", draft_max,
+                   fmt::format("Most tokens drafted per step, adaptive below it (default: {} "
+                               "for ngram, {} for a draft model)",
+                               default_draft_max(DrafterKind::Ngram),
+                               default_draft_max(DrafterKind::Model)))
+        ->check(CLI::Range(int64_t{1}, SpeculationConfig::kMaxDraft));
     cmd.add_option("--draft-model", draft_model,
                    "Draft model (path or name, as -m) with the model's vocabulary: implies "
                    "--spec draft");
@@ -122,7 +125,7 @@ void SpeculationOptions::add_to(CLI::App& cmd) {
 SpeculationConfig SpeculationOptions::flags() const {
     SpeculationConfig c;
     c.drafter = draft_model.empty() ? parse_drafter_kind(drafter) : DrafterKind::Model;
-    c.draft_max = draft_max;
+    c.draft_max = draft_max > 0 ? draft_max : default_draft_max(c.drafter);
     c.draft_p_min = draft_p_min;
     if (!draft_model.empty() && drafter != "none" && drafter != "draft")
         fail("--draft-model drafts with a model; it cannot be combined with --spec {}", drafter);
@@ -136,9 +139,9 @@ SpeculationConfig SpeculationOptions::config(const Model& target,
     SpeculationConfig c = flags();
     if (c.drafter == DrafterKind::Model) {
         try {
-            draft = Model::load(resolve_model_path(draft_model),
-                                draft_weights == "q4_0" ? std::optional(TensorType::Q4_0)
-                                                        : std::nullopt);
+            draft = Model::load(
+                resolve_model_path(draft_model),
+                draft_weights == "q4_0" ? std::optional(TensorType::Q4_0) : std::nullopt);
         } catch (const Error& e) {
             fail("cannot load the draft model: {}", e.what());
         }
@@ -151,10 +154,10 @@ SpeculationConfig SpeculationOptions::config(const Model& target,
 }
 
 std::string speculation_summary(const SpeculationOptions& o) {
-    if (!o.draft_model.empty())
-        return fmt::format("draft model {}, K <= {}", o.draft_model, o.draft_max);
+    const int64_t k = o.flags().draft_max;
+    if (!o.draft_model.empty()) return fmt::format("draft model {}, K <= {}", o.draft_model, k);
     if (o.drafter == "none") return "off";
-    return fmt::format("{}, K <= {}", o.drafter, o.draft_max);
+    return fmt::format("{}, K <= {}", o.drafter, k);
 }
 
 void SamplingOptions::add_to(CLI::App& cmd, int64_t default_max_tokens) {

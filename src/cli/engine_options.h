@@ -57,7 +57,7 @@ struct EngineOptions {
 // --draft-weights.
 struct SpeculationOptions {
     std::string drafter = "none";
-    int64_t draft_max = SpeculationConfig{}.draft_max;
+    int64_t draft_max = 0;    // 0: the drafter's default_draft_max
     std::string draft_model;  // implies --spec draft
     float draft_p_min = SpeculationConfig::kDefaultDraftPMin;
     // q4_0: the draft model's matrices of larger types become Q4_0 at load. A draft pass of

@@ -20,15 +20,25 @@ namespace {
 struct DrafterName {
     const char* name;
     DrafterKind kind;
+    int64_t default_draft_max;  // measured: bench/RESULTS.md
 };
 
+// Prompt lookup: 4 gained on every lookup workload where 8 lost on the rewrite one. A draft
+// model: 6 over 4 on all three code prompts (1.55-1.91x against 1.46-1.75x over no
+// speculation); 8 lost, its 9-token verify pass past the 8 tokens the prefetching tiles take.
 constexpr DrafterName kDrafterNames[] = {
-    {"none", DrafterKind::None},
-    {"ngram", DrafterKind::Ngram},
-    {"draft", DrafterKind::Model},
+    {"none", DrafterKind::None, 4},
+    {"ngram", DrafterKind::Ngram, 4},
+    {"draft", DrafterKind::Model, 6},
 };
 
 }  // namespace
+
+int64_t default_draft_max(DrafterKind kind) {
+    for (const DrafterName& d : kDrafterNames)
+        if (d.kind == kind) return d.default_draft_max;
+    return SpeculationConfig{}.draft_max;
+}
 
 DrafterKind parse_drafter_kind(const std::string& name) {
     for (const DrafterName& d : kDrafterNames)

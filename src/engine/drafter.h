@@ -50,10 +50,8 @@ enum class DrafterKind {
 
 struct SpeculationConfig {
     DrafterKind drafter = DrafterKind::None;
-    // Most tokens drafted per sequence and step. 4 gained on all of bench/spec-ab's
-    // workloads in alternated runs, where 8 lost on the rewrite one (bench/RESULTS.md; a
-    // heavily loaded machine, so to be measured again); the adaptive length
-    // (engine/draft_length.h) stays at or below it.
+    // Most tokens drafted per sequence and step; the adaptive length (engine/draft_length.h)
+    // stays at or below it. Callers that take no length start from default_draft_max.
     int64_t draft_max = 4;
     static constexpr int64_t kMaxDraft = 32;
     // DrafterKind::Model: the draft model, loaded by the caller and outliving the engine.
@@ -72,6 +70,9 @@ struct SpeculationConfig {
 
 // "none", "ngram" or "draft" -> the kind; throws kite::Error for anything else.
 DrafterKind parse_drafter_kind(const std::string& name);
+
+// The draft length that measured best for a drafter of this kind.
+int64_t default_draft_max(DrafterKind kind);
 
 // What a drafter with its own KV cache sizes it from: the engine's limits.
 struct DrafterContext {

@@ -30,8 +30,8 @@ int64_t packed_groups(const WeightMatrix& w, const PackedKernels& k) {
 
 void pack_groups(const WeightMatrix& w, const PackedKernels& k, int64_t g0, int64_t g1,
                  uint8_t* packed) {
-    pack_groups_from(w, k, w.data + g0 * k.rows_per_group * static_cast<int64_t>(w.row_bytes),
-                     g0, g1, packed);
+    pack_groups_from(w, k, w.data + g0 * k.rows_per_group * static_cast<int64_t>(w.row_bytes), g0,
+                     g1, packed);
 }
 
 void pack_groups_from(const WeightMatrix& w, const PackedKernels& k, const uint8_t* rows,

@@ -221,8 +221,7 @@ void convert_rows(const WeightMatrix& source, TensorType type, int64_t r0, int64
     row.resize(static_cast<size_t>(source.cols));
     out.resize(static_cast<size_t>(r1 - r0) * out_row);
     for (int64_t r = r0; r < r1; ++r) {
-        dequantize_row(source.type, source.data + r * source.row_bytes, row.data(),
-                       row.size());
+        dequantize_row(source.type, source.data + r * source.row_bytes, row.data(), row.size());
         quantize_row(type, row.data(), out.data() + (r - r0) * out_row, row.size());
     }
 }
