@@ -31,7 +31,7 @@ TEST(KeyStatistics, MeanAndScalePerChannel) {
             q[j] = sign * reach[j];
             q[4 + j] = -2 * sign * reach[j];
         }
-        stats.add(0, t + 1, q, k);
+        stats.add(0, q, k);
     }
     const KeyCalibration c = stats.calibration();
     ASSERT_EQ(c.width, 4);
@@ -48,25 +48,10 @@ TEST(KeyStatistics, MeanAndScalePerChannel) {
     EXPECT_NEAR(log_sum, 0.0, 1e-5);  // geometric mean 1
 }
 
-TEST(KeyStatistics, LeavesOutTheFirstPosition) {
-    // A sink-like key at position 0 changes nothing; at position 1 it moves the mean.
-    const float q[4] = {1, 2, 3, 4}, k[4] = {1, -1, 2, 0}, sink[4] = {100, 50, -80, 30};
-    KeyStatistics plain(1, 1, 1, 4), with_first(1, 1, 1, 4), with_second(1, 1, 1, 4);
-    for (int64_t t = 1; t <= 3; ++t) {
-        plain.add(0, t + 1, q, k);
-        with_first.add(0, t + 1, q, k);
-        with_second.add(0, t + 1, q, k);
-    }
-    with_first.add(0, 0, q, sink);
-    with_second.add(0, 1, q, sink);
-    EXPECT_EQ(with_first.calibration().mean, plain.calibration().mean);
-    EXPECT_NE(with_second.calibration().mean, plain.calibration().mean);
-}
-
 TEST(KeyStatistics, NoTokensIsAnError) {
     KeyStatistics stats(2, 1, 1, 4);
     const float q[4] = {}, k[4] = {};
-    stats.add(0, 1, q, k);
+    stats.add(0, q, k);
     EXPECT_THROW(stats.calibration(), Error);  // layer 1 saw nothing
 }
 
@@ -88,7 +73,7 @@ struct Keys {
 
     KeyCalibration calibration() const {
         KeyStatistics stats(1, 2, 1, kDim);
-        for (int64_t t = 0; t < kTokens; ++t) stats.add(0, t + 1, q.data(), &k[t * kDim]);
+        for (int64_t t = 0; t < kTokens; ++t) stats.add(0, q.data(), &k[t * kDim]);
         return stats.calibration();
     }
 

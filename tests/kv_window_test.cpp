@@ -232,7 +232,7 @@ TEST(KvWindowSinks, ShiftedKeysEqualKeysRotatedAtTheNewPosition) {
             std::vector<float> q(width), k(width);
             for (int64_t j = 0; j < width; ++j)
                 q[j] = normal(rng) * float(1 + j % 4), k[j] = float(j % 7) + normal(rng);
-            stats.add(l, t + 1, q.data(), k.data());
+            stats.add(l, q.data(), k.data());
         }
     const KeyCalibration calibration = stats.calibration();
     for (RopeStyle style : {RopeStyle::Interleaved, RopeStyle::Halves})

@@ -29,8 +29,7 @@ KeyStatistics::KeyStatistics(int64_t n_layers, int64_t n_heads, int64_t n_kv_hea
       k_sum_sq_(k_sum_.size()),
       q_sum_sq_(k_sum_.size()) {}
 
-void KeyStatistics::add(int64_t layer, int64_t position, const float* q, const float* k) {
-    if (position == 0) return;
+void KeyStatistics::add(int64_t layer, const float* q, const float* k) {
     const int64_t base = layer * width_, group = n_heads_ / n_kv_heads_;
     for (int64_t j = 0; j < width_; ++j) {
         k_sum_[base + j] += k[j];

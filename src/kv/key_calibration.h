@@ -40,11 +40,8 @@ class KeyStatistics {
     KeyStatistics(int64_t n_layers, int64_t n_heads, int64_t n_kv_heads, int64_t head_dim);
 
     // One token's queries (n_heads * head_dim) and keys (n_kv_heads * head_dim) in `layer`,
-    // after RoPE: as attention sees them. The token at position 0 is left out: a sequence's
-    // first token is an attention sink whose key is unlike every other, and one such token
-    // among a few hundred pulls the mean and spread towards itself (leaving it out took
-    // Qwen2.5-Coder-0.5B's q4_0 perplexity over 56k tokens from +4.25% to +3.95%).
-    void add(int64_t layer, int64_t position, const float* q, const float* k);
+    // after RoPE: as attention sees them.
+    void add(int64_t layer, const float* q, const float* k);
 
     // kite::Error before any token was added.
     KeyCalibration calibration() const;
