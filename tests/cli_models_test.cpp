@@ -126,6 +126,18 @@ TEST(CliModels, ListsInstalledModelsWithTheirDetails) {
     EXPECT_EQ(listed_after(r.out, "installable"), kInstallable) << r.out;
 }
 
+TEST(CliModels, ColumnsStayAlignedPastLongNames) {
+    ModelsDir models;
+    models.add_default_model_as("tiny");
+    models.add_default_model_as("a-name-longer-than-the-usual-twenty");
+    const CommandResult r = kite_in(models, "models");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string tiny = line_of(r.out, "tiny");
+    const std::string longer = line_of(r.out, "a-name-longer-than-the-usual-twenty");
+    EXPECT_NE(tiny.find(" llama "), std::string::npos) << r.out;
+    EXPECT_EQ(tiny.find(" llama "), longer.find(" llama ")) << r.out;
+}
+
 TEST(CliModels, AnInstalledModelIsNotListedAsInstallable) {
     ModelsDir models;
     models.add_default_model_as("gemma3-270m");
