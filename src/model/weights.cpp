@@ -207,10 +207,13 @@ ModelWeights bind_weights(const GgufFile& f, const ModelConfig& c) {
 
 namespace {
 
-// Where `m` is packed as `type` instead of its own: a smaller type with packed kernels on
-// this CPU and a conversion from m's type.
+// Where `m` is packed as `type` instead of its own: a smaller type whose blocks its rows
+// fill, with a quantizer and packed kernels on this CPU, and a conversion from m's type.
 bool requantizes(const WeightMatrix& m, TensorType type) {
-    return m.type != type && m.cols % 32 == 0 && row_conversion(m.type) != nullptr &&
+    const TensorTypeInfo* info = tensor_type_info(static_cast<uint32_t>(type));
+    const RowConversion* to = row_conversion(type);
+    return m.type != type && info != nullptr && m.cols % info->block_size == 0 && to != nullptr &&
+           to->quantize != nullptr && row_conversion(m.type) != nullptr &&
            packed_kernels(type, active_isa()) != nullptr && row_bytes(type, m.cols) < m.row_bytes;
 }
 
