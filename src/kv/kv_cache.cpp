@@ -61,8 +61,8 @@ KvCache::KvCache(const KvCacheShape& shape, KvTypes types, int64_t n_blocks, int
         fail("a key calibration of {} channels does not fit this cache's {} layers of {}",
              calibration_.width, shape.n_layers, slot_elements_);
     const auto slots = static_cast<size_t>(shape.n_layers * n_slots());
-    keys_.resize(k_slot_ * slots);
-    values_.resize(v_slot_ * slots);
+    keys_ = allocate_huge_pages(k_slot_ * slots);
+    values_ = allocate_huge_pages(v_slot_ * slots);
 }
 
 void KvCache::store_keys(int64_t layer, size_t index, const float* k) {
@@ -72,20 +72,19 @@ void KvCache::store_keys(int64_t layer, size_t index, const float* k) {
         if (rotate_keys_) hadamard32_blocks(transformed_.data(), slot_elements_);
         k = transformed_.data();
     }
-    write_k_(k, keys_.data() + index * k_slot_, slot_elements_);
+    write_k_(k, keys_.get() + index * k_slot_, slot_elements_);
 }
 
 void KvCache::write(int64_t layer, int64_t slot, const float* k, const float* v) {
     // A head's row fills whole blocks, so the slot's row quantizes as its heads' rows would.
     const auto index = static_cast<size_t>(layer * n_slots() + slot);
     store_keys(layer, index, k);
-    write_v_(v, values_.data() + index * v_slot_, slot_elements_);
+    write_v_(v, values_.get() + index * v_slot_, slot_elements_);
 }
 
 void KvCache::read_keys(int64_t layer, int64_t slot, float* k) const {
     const auto index = static_cast<size_t>(layer * n_slots() + slot);
-    dequantize_row(types_.k, keys_.data() + index * k_slot_, k,
-                   static_cast<size_t>(slot_elements_));
+    dequantize_row(types_.k, keys_.get() + index * k_slot_, k, static_cast<size_t>(slot_elements_));
     if (rotate_keys_) hadamard32_blocks(k, slot_elements_);  // its own inverse
     if (!calibration_.empty()) calibration_.undo(layer, k);
 }
@@ -99,7 +98,7 @@ void KvCache::copy_rotated(int64_t layer, int64_t from, int64_t to, const RopePa
         rope_rotate(shifted_.data() + h * shape_.head_dim, cos_sin, rope.n_rot, rope.style);
     const auto src = static_cast<size_t>(layer * n_slots() + from);
     const auto dst = static_cast<size_t>(layer * n_slots() + to);
-    std::copy_n(values_.data() + src * v_slot_, v_slot_, values_.data() + dst * v_slot_);
+    std::copy_n(values_.get() + src * v_slot_, v_slot_, values_.get() + dst * v_slot_);
     store_keys(layer, dst, shifted_.data());
 }
 
@@ -107,10 +106,10 @@ PagedKvLayer KvCache::layer(int64_t layer) const {
     const auto first = static_cast<size_t>(layer * n_slots());
     const auto k_head = kv_row_bytes(types_.k, shape_.head_dim);
     const auto v_head = kv_row_bytes(types_.v, shape_.head_dim);
-    return {{keys_.data() + first * k_slot_, types_.k, static_cast<int64_t>(k_slot_),
+    return {{keys_.get() + first * k_slot_, types_.k, static_cast<int64_t>(k_slot_),
              static_cast<int64_t>(k_head), rotate_keys_,
              calibration_.empty() ? nullptr : calibration_.query_scale_of(layer)},
-            {values_.data() + first * v_slot_, types_.v, static_cast<int64_t>(v_slot_),
+            {values_.get() + first * v_slot_, types_.v, static_cast<int64_t>(v_slot_),
              static_cast<int64_t>(v_head), false},
             block_size_};
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/huge_pages.h"
 #include "kernels/attention.h"
 #include "kernels/ops.h"
 #include "kv/key_calibration.h"
@@ -42,7 +43,9 @@ class KvCache {
     KvTypes types() const { return types_; }
 
     // Exactly the bytes allocated: bytes_per_token * n_slots.
-    size_t bytes() const { return keys_.size() + values_.size(); }
+    size_t bytes() const {
+        return (k_slot_ + v_slot_) * static_cast<size_t>(shape_.n_layers * n_slots());
+    }
 
     // Stores one token's keys and values (n_kv_heads * head_dim floats each) in `slot`,
     // converted (quantized) to the cache's types.
@@ -70,10 +73,13 @@ class KvCache {
     void (*write_k_)(const float*, void*, int64_t);
     void (*write_v_)(const float*, void*, int64_t);
     bool rotate_keys_;
-    KeyCalibration calibration_;          // empty: keys stored as they are
-    std::vector<float> transformed_;      // one slot's keys, as they are stored
-    std::vector<float> shifted_;          // one slot's keys, for copy_rotated
-    std::vector<uint8_t> keys_, values_;  // [layer][slot][n_kv_heads rows of head_dim]
+    KeyCalibration calibration_;      // empty: keys stored as they are
+    std::vector<float> transformed_;  // one slot's keys, as they are stored
+    std::vector<float> shifted_;      // one slot's keys, for copy_rotated
+    // [layer][slot][n_kv_heads rows of head_dim]. Fresh anonymous pages, like the packed
+    // weights (core/huge_pages.h): attention streams them, and a page is only touched (and
+    // resident) once a token is written to it, so a long context costs memory as it fills.
+    HugePageBytes keys_, values_;
 };
 
 }  // namespace kite
