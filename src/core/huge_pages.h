@@ -1,5 +1,6 @@
-// Memory for data read whole on every token (the packed weights): fresh anonymous pages,
-// aligned to 2 MiB and advised as transparent huge pages. Streaming a gigabyte through 4 KiB
+// Memory for data read whole on every token (the packed weights, the KV cache): fresh
+// anonymous pages, resident only once touched, aligned to 2 MiB and advised as transparent
+// huge pages. Streaming a gigabyte through 4 KiB
 // pages walks a quarter of a million page-table entries per token; 2 MiB pages make that 500.
 // Where the kernel declines the advice (THP off), the memory works the same with small pages.
 #pragma once

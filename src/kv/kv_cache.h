@@ -44,7 +44,7 @@ class KvCache {
 
     // Exactly the bytes allocated: bytes_per_token * n_slots.
     size_t bytes() const {
-        return (k_slot_ + v_slot_) * static_cast<size_t>(shape_.n_layers * n_slots());
+        return bytes_per_token(shape_, types_) * static_cast<size_t>(n_slots());
     }
 
     // Stores one token's keys and values (n_kv_heads * head_dim floats each) in `slot`,
