@@ -30,8 +30,8 @@ struct AttentionCase {
     int64_t head_dim = 64, block_size = 4;
 };
 
-// Key and value types: each type for both, and mixes; keys stored rotated (as q4_0 keys are)
-// or not.
+// Key and value types: each type for both, and mixes; keys and values stored rotated (as the
+// block types' are) or not.
 struct TypePair {
     TensorType k, v;
     bool rotated = false;
@@ -133,7 +133,7 @@ TEST_P(AttentionTest, PagedMatchesDirectSoftmax) {
         for (float& x : keys) x = normal(rng);
         for (float& x : vals) x = normal(rng);
         const CachedRows k(types.k, types.rotated, keys, table, bs, n_slots, Hkv, d);
-        const CachedRows v(types.v, false, vals, table, bs, n_slots, Hkv, d);
+        const CachedRows v(types.v, types.rotated, vals, table, bs, n_slots, Hkv, d);
         // Queries twice the keys' scale: sharper weights, so the running maximum matters.
         std::vector<float> q(T * H * d);
         for (float& x : q) x = 2.0f * normal(rng);
@@ -177,7 +177,7 @@ TEST(PagedAttentionFirsts, EachTokenStartsAtItsFirstPosition) {
         for (float& x : vals) x = normal(rng);
         for (float& x : q) x = 2.0f * normal(rng);
         const CachedRows k(types.k, types.rotated, keys, table, bs, ctx, Hkv, d);
-        const CachedRows v(types.v, false, vals, table, bs, ctx, Hkv, d);
+        const CachedRows v(types.v, types.rotated, vals, table, bs, ctx, Hkv, d);
         const std::vector<double> expected =
             direct_attention(q, k.held, v.held, positions, T, H, Hkv, d, 0.125, firsts);
         for (Isa isa : test::supported_isas()) {
@@ -221,7 +221,7 @@ TEST(PagedAttentionChunks, SplitDecodeMatchesDirectSoftmax) {
             for (float& x : vals) x = normal(rng);
             for (float& x : q) x = 2.0f * normal(rng);
             const CachedRows k(types.k, types.rotated, keys, table.data(), bs, ctx, Hkv, d);
-            const CachedRows v(types.v, false, vals, table.data(), bs, ctx, Hkv, d);
+            const CachedRows v(types.v, types.rotated, vals, table.data(), bs, ctx, Hkv, d);
             for (const Case& c : cases) {
                 int64_t firsts[T];
                 for (int64_t t = 0; t < T; ++t)
@@ -291,7 +291,7 @@ TEST(QuantizedKvAttention, StaysCloseToF16) {
             ThreadPool pool(2);
             auto attend = [&](TensorType type, bool rotate) {
                 const CachedRows k(type, rotate, keys, table.data(), bs, n_blocks * bs, Hkv, d);
-                const CachedRows v(type, false, vals, table.data(), bs, n_blocks * bs, Hkv, d);
+                const CachedRows v(type, rotate, vals, table.data(), bs, n_blocks * bs, Hkv, d);
                 std::vector<float> out(T * H * d);
                 paged_attention({k.rows(), v.rows(), bs}, {H, Hkv, d}, q.data(), out.data(), T,
                                 positions, nullptr, tables, scale, pool);

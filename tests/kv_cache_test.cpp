@@ -30,11 +30,12 @@ TEST(KvCache, SlotsHoldTheTypesBlocks) {
         for (float& x : v) x = normal(rng);
         kv.write(1, 37, k.data(), v.data());
         const PagedKvLayer layer = kv.layer(1);
-        for (auto [rows, values, type, keys] :
-             {std::tuple{layer.k, &k, types.k, true}, {layer.v, &v, types.v, false}}) {
+        for (auto [rows, values, type] :
+             {std::tuple{layer.k, &k, types.k}, {layer.v, &v, types.v}}) {
             EXPECT_EQ(rows.type, type);
-            // Block-type keys are stored rotated (quant/hadamard.h); everything else as it is.
-            EXPECT_EQ(rows.rotated, keys && kv_type_info(type).block_values > 1);
+            // Block-type keys and values are stored rotated (quant/hadamard.h); the others as
+            // they are.
+            EXPECT_EQ(rows.rotated, kv_type_info(type).block_values > 1);
             std::vector<float> stored = *values;
             if (rows.rotated) hadamard32_blocks(stored.data(), width);
             std::vector<uint8_t> expected(row_bytes(type, width));

@@ -211,6 +211,7 @@ void paged_attention(const PagedKvLayer& kv, const AttentionShape& shape, const 
     for (int64_t t0 = 0; t0 < n_tokens; t0 += kTokensPerPass)
         attend_tokens(attend, kv, shape, q, out, t0, std::min(kTokensPerPass, n_tokens - t0),
                       positions, firsts, block_tables, scale, pool);
+    if (kv.v.rotated) hadamard32_blocks(out, n_tokens * shape.n_heads * shape.head_dim);
 }
 
 }  // namespace kite

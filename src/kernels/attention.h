@@ -17,8 +17,9 @@ struct PagedKvRows {
     TensorType type = TensorType::F32;
     int64_t slot_bytes = 0;
     int64_t head_bytes = 0;
-    // Keys stored rotated by hadamard32_blocks (quant/hadamard.h): attention rotates the
-    // queries the same way, which leaves every q . k as it was.
+    // Rows stored rotated by hadamard32_blocks (quant/hadamard.h). Keys: attention rotates the
+    // queries the same way, which leaves every q . k as it was. Values: attention rotates its
+    // output back (the rotation is linear and its own inverse).
     bool rotated = false;
     // Keys stored centred and scaled per channel (kv/key_calibration.h): attention multiplies
     // each query by this (one float per channel of the row of n_kv_heads * head_dim) before

@@ -48,10 +48,12 @@ KvCache::KvCache(const KvCacheShape& shape, KvTypes types, int64_t n_blocks, int
       v_slot_(kv_row_bytes(types.v, slot_elements_)),
       write_k_(kv_type_info(types.k).from_f32),
       write_v_(kv_type_info(types.v).from_f32),
-      rotate_keys_(kv_type_info(types.k).rotate_keys),
+      rotate_keys_(kv_type_info(types.k).rotated),
+      rotate_values_(kv_type_info(types.v).rotated),
       calibration_(kv_type_info(types.k).calibrated_keys ? std::move(calibration)
                                                          : KeyCalibration{}),
       transformed_(slot_elements_),
+      rotated_values_(slot_elements_),
       shifted_(slot_elements_) {
     check_head_dim(shape, types.k);
     check_head_dim(shape, types.v);
@@ -79,6 +81,11 @@ void KvCache::write(int64_t layer, int64_t slot, const float* k, const float* v)
     // A head's row fills whole blocks, so the slot's row quantizes as its heads' rows would.
     const auto index = static_cast<size_t>(layer * n_slots() + slot);
     store_keys(layer, index, k);
+    if (rotate_values_) {
+        std::copy(v, v + slot_elements_, rotated_values_.begin());
+        hadamard32_blocks(rotated_values_.data(), slot_elements_);
+        v = rotated_values_.data();
+    }
     write_v_(v, values_.get() + index * v_slot_, slot_elements_);
 }
 
@@ -110,7 +117,7 @@ PagedKvLayer KvCache::layer(int64_t layer) const {
              static_cast<int64_t>(k_head), rotate_keys_,
              calibration_.empty() ? nullptr : calibration_.query_scale_of(layer)},
             {values_.get() + first * v_slot_, types_.v, static_cast<int64_t>(v_slot_),
-             static_cast<int64_t>(v_head), false},
+             static_cast<int64_t>(v_head), rotate_values_},
             block_size_};
 }
 

@@ -72,9 +72,10 @@ class KvCache {
     size_t k_slot_, v_slot_;  // bytes of one slot's row of keys, of values
     void (*write_k_)(const float*, void*, int64_t);
     void (*write_v_)(const float*, void*, int64_t);
-    bool rotate_keys_;
+    bool rotate_keys_, rotate_values_;
     KeyCalibration calibration_;      // empty: keys stored as they are
     std::vector<float> transformed_;  // one slot's keys, as they are stored
+    std::vector<float> rotated_values_;  // one slot's values, as they are stored
     std::vector<float> shifted_;      // one slot's keys, for copy_rotated
     // [layer][slot][n_kv_heads rows of head_dim]. Fresh anonymous pages, like the packed
     // weights (core/huge_pages.h): attention streams them, and a page is only touched (and

@@ -22,11 +22,12 @@ struct KvTypeInfo {
     int64_t block_bytes;
     // Stores a row of n floats (n a multiple of block_values) in this type: KV write.
     void (*from_f32)(const float* src, void* dst, int64_t n);
-    // Keys are rotated (quant/hadamard.h) before they are stored, so that one block scale
-    // spans 32 values of like size: the block types. 4 bits per value cannot also span the
-    // outlier channels that keys have after RoPE; at 8 bits the rotation halved the
-    // perplexity cost of q8_0 keys on Qwen2.5-Coder-0.5B (bench/RESULTS.md).
-    bool rotate_keys;
+    // Keys and values are rotated (quant/hadamard.h) before they are stored, so that one block
+    // scale spans 32 values of like size: the block types. 4 bits per value cannot also span
+    // the outlier channels that keys have after RoPE; at 8 bits the rotation halved the
+    // perplexity cost of q8_0 keys on Qwen2.5-Coder-0.5B, and it halved that of q4_0 values on
+    // Qwen2.5-Coder-1.5B (bench/RESULTS.md).
+    bool rotated;
     // Keys are centred and scaled per channel before they are stored (kv/key_calibration.h),
     // where the caller gives a calibration: the block types.
     bool calibrated_keys;
