@@ -193,6 +193,51 @@ TEST(PagedAttentionFirsts, EachTokenStartsAtItsFirstPosition) {
     }
 }
 
+// Keys with a first key (kv/key_calibration.h): position 0's key is what is stored plus the
+// first key (rotated back where the keys are rotated), for the tokens whose range holds
+// position 0 and no other; on every level, for every type pair, in blocks of 16 and 64.
+TEST(PagedAttentionFirstKey, IsAddedToPositionZeroAlone) {
+    std::mt19937 rng(10);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    const int64_t H = 4, Hkv = 2, d = 64, width = Hkv * d;
+    ThreadPool pool(2);
+    for (int64_t bs : {16, 64}) {
+        const int64_t ctx = 3 * bs;
+        const int32_t table[] = {2, 0, 1};
+        const int64_t T = 5;
+        const int64_t positions[T] = {0, 5, ctx - 1, bs + 3, ctx - 1};
+        const int64_t firsts[T] = {0, 0, 0, 1, bs};
+        const int32_t* tables[T] = {table, table, table, table, table};
+        for (TypePair types : kTypePairs) {
+            std::vector<float> keys(ctx * width), vals(keys.size()), q(T * H * d), first(width);
+            for (float& x : keys) x = normal(rng);
+            for (float& x : vals) x = normal(rng);
+            for (float& x : q) x = 2.0f * normal(rng);
+            for (float& x : first) x = 3.0f * normal(rng);
+            const CachedRows k(types.k, types.rotated, keys, table, bs, ctx, Hkv, d);
+            const CachedRows v(types.v, types.rotated, vals, table, bs, ctx, Hkv, d);
+            std::vector<float> held = k.held, added = first;
+            if (types.rotated) hadamard32_blocks(added.data(), width);
+            for (int64_t i = 0; i < width; ++i) held[i] += added[i];
+            const std::vector<double> expected =
+                direct_attention(q, held, v.held, positions, T, H, Hkv, d, 0.125, firsts);
+            PagedKvRows key_rows = k.rows();
+            key_rows.first_key = first.data();
+            for (Isa isa : test::supported_isas()) {
+                test::ScopedIsaCap cap(isa);
+                std::vector<float> out(T * H * d, NAN);
+                paged_attention({key_rows, v.rows(), bs}, {H, Hkv, d}, q.data(), out.data(), T,
+                                positions, firsts, tables, 0.125f, pool);
+                for (int64_t i = 0; i < T * H * d; ++i)
+                    ASSERT_NEAR(out[i], expected[i], 1e-4)
+                        << isa_name(isa) << " " << tensor_type_name(types.k) << "/"
+                        << tensor_type_name(types.v) << (types.rotated ? " rotated" : "")
+                        << " block " << bs << " token " << i / (H * d);
+            }
+        }
+    }
+}
+
 // Ranges longer than one 256-position chunk are attended a chunk per job and the chunks'
 // softmaxes merged: equal to the direct softmax on every level and type pair, with sliding
 // windows and first positions that start mid-chunk, and ranges within one chunk beside long

@@ -28,7 +28,7 @@ TEST(KvCache, SlotsHoldTheTypesBlocks) {
         std::vector<float> k(width), v(width);
         for (float& x : k) x = normal(rng);
         for (float& x : v) x = normal(rng);
-        kv.write(1, 37, k.data(), v.data());
+        kv.write(1, 37, 0, k.data(), v.data());
         const PagedKvLayer layer = kv.layer(1);
         for (auto [rows, values, type] :
              {std::tuple{layer.k, &k, types.k}, {layer.v, &v, types.v}}) {

@@ -232,7 +232,7 @@ TEST(KvWindowSinks, ShiftedKeysEqualKeysRotatedAtTheNewPosition) {
             std::vector<float> q(width), k(width);
             for (int64_t j = 0; j < width; ++j)
                 q[j] = normal(rng) * float(1 + j % 4), k[j] = float(j % 7) + normal(rng);
-            stats.add(l, q.data(), k.data());
+            stats.add(l, t, q.data(), k.data());  // t = 0: the first-position key
         }
     const KeyCalibration calibration = stats.calibration();
     for (RopeStyle style : {RopeStyle::Interleaved, RopeStyle::Halves})
@@ -244,11 +244,12 @@ TEST(KvWindowSinks, ShiftedKeysEqualKeysRotatedAtTheNewPosition) {
                     std::vector<float> x(width), v(width), got(width), direct(width);
                     for (float& e : x) e = normal(rng) * (&e - x.data() == 7 ? 8.0f : 2.0f);
                     for (float& e : v) e = normal(rng);
-                    kv.write(layer, 5, rotated_at(x, rope, 3, 64, p).data(), v.data());
+                    // The first sink: written at position 0, stored apart (key_calibration.h).
+                    kv.write(layer, 5, 0, rotated_at(x, rope, 3, 64, p).data(), v.data());
                     kv.copy_rotated(layer, 5, 20, rope, delta);
                     kv.read_keys(layer, 20, got.data());
                     const std::vector<float> want = rotated_at(x, rope, 3, 64, p + delta);
-                    kv.write(layer, 30, want.data(), v.data());
+                    kv.write(layer, 30, 1, want.data(), v.data());
                     kv.read_keys(layer, 30, direct.data());
                     const double bound =
                         2 * rms(direct, want) + (1e-6 + 1e-7 * double(p + delta)) * rms(want, {});

@@ -1,5 +1,8 @@
 #include "engine/calibration_text.h"
 
+#include <algorithm>
+#include <string_view>
+
 namespace kite {
 
 namespace {
@@ -37,8 +40,22 @@ By spring the computer kept the weather, and she kept the rest. Questions she wr
 
 }  // namespace
 
-std::vector<int32_t> calibration_tokens(const Tokenizer& tokenizer) {
-    return tokenizer.encode(kText, true, false);
+CalibrationTokens calibration_tokens(const Tokenizer& tokenizer) {
+    CalibrationTokens c{tokenizer.encode(kText, true, false), {}};
+    if (tokenizer.adds_bos()) {
+        c.firsts.push_back(tokenizer.bos());
+        return c;
+    }
+    constexpr size_t kFirsts = 8;
+    const std::string_view text = kText;
+    for (size_t start = 0; start < text.size() && c.firsts.size() < kFirsts;) {
+        const size_t end = std::min(text.find("\n\n", start), text.size());
+        const std::vector<int32_t> paragraph =
+            tokenizer.encode(text.substr(start, end - start), false, false);
+        if (!paragraph.empty()) c.firsts.push_back(paragraph.front());
+        start = end + 2;
+    }
+    return c;
 }
 
 }  // namespace kite

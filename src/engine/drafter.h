@@ -19,6 +19,7 @@
 namespace kite {
 
 class Model;
+struct CalibrationTokens;
 
 // One sequence's question to the drafter in a step.
 struct DraftRequest {
@@ -85,7 +86,7 @@ struct DrafterContext {
     KvTypes kv_type;  // the draft cache stores what the engine's stores
     // The calibration text in the target's tokens, which are the draft model's too
     // (engine/calibration_text.h); read only while the drafter is made.
-    std::span<const int32_t> calibration_tokens;
+    const CalibrationTokens* calibration = nullptr;
 };
 
 // The drafter a configuration asks for; null for DrafterKind::None. Throws kite::Error when

@@ -51,7 +51,7 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
                                               config_.kv_bytes);
         if (n_blocks < 1) fail("a KV-cache budget of {} bytes holds no block", config_.kv_bytes);
     }
-    const std::vector<int32_t> calibration = calibration_tokens(tokenizer);
+    const CalibrationTokens calibration = calibration_tokens(tokenizer);
     kv_ = std::make_unique<KvCache>(shape, config_.kv_type, n_blocks, config_.block_size,
                                     key_calibration(model, config_.kv_type, calibration, pool_));
     blocks_ = std::make_unique<BlockPool>(n_blocks, config_.prefix_caching);
@@ -63,7 +63,7 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
     batch_.tokens.reserve(config_.max_batch_tokens);
     drafter_ = make_drafter(config_.speculation,
                             {&model, &pool_, n_blocks, config_.block_size, config_.max_batch_tokens,
-                             config_.max_sequences, config_.kv_type, calibration});
+                             config_.max_sequences, config_.kv_type, &calibration});
     draft_requests_.reserve(static_cast<size_t>(config_.max_sequences));
 }
 

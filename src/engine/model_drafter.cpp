@@ -35,7 +35,7 @@ ModelDrafter::ModelDrafter(const Model& draft, const DrafterContext& context, in
           draft_cache_blocks(context.n_blocks, context.max_sequences, context.block_size,
                              draft_max),
           context.block_size,
-          key_calibration(draft, context.kv_type, context.calibration_tokens, *context.pool)),
+          key_calibration(draft, context.kv_type, *context.calibration, *context.pool)),
       blocks_(kv_.n_blocks()),
       state_(draft.config(), max_batch_tokens_, context.max_sequences) {
     work_.reserve(static_cast<size_t>(context.max_sequences));

@@ -9,6 +9,7 @@
 
 #include "core/thread_pool.h"
 #include "kv/kv_window.h"
+#include "model/key_calibration_run.h"
 #include "model/model.h"
 
 namespace kite {
@@ -20,7 +21,7 @@ struct PerplexityOptions {
     KvTypes kv_type;
     // The calibration text in this model's tokens (engine/calibration_text.h), for key types
     // that take a calibration (model/key_calibration_run.h).
-    std::vector<int32_t> calibration_tokens;
+    CalibrationTokens calibration_tokens;
     int64_t max_windows = -1;  // score only the first windows of the text (< 0: all)
 };
 
@@ -48,7 +49,7 @@ struct StreamPerplexityOptions {
     int64_t n_batch = 512;
     int32_t bos = -1;  // if >= 0, the first token is replaced by it
     KvTypes kv_type;
-    std::vector<int32_t> calibration_tokens;  // as PerplexityOptions'
+    CalibrationTokens calibration_tokens;  // as PerplexityOptions'
 };
 
 struct StreamPerplexityResult {

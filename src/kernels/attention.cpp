@@ -32,6 +32,8 @@ void attend_head(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, cons
         const int64_t slot =
             int64_t{block_table[p / kv.block_size]} * kv.block_size + p % kv.block_size;
         load_row(kv.k, slot, kv_head, head_dim, k);
+        if (p == 0 && kv.k.first_key != nullptr)
+            for (int64_t i = 0; i < head_dim; ++i) k[i] += kv.k.first_key[kv_head * head_dim + i];
         float score = 0.0f;
         for (int64_t i = 0; i < head_dim; ++i) score += q[i] * k[i];
         score *= scale;
@@ -197,6 +199,16 @@ void attend_tokens(AttendHeadsFn attend, const PagedKvLayer& kv, const Attention
 }
 
 }  // namespace
+
+void add_first_key_scores(const PagedKvRows& k, int64_t kv_head, int64_t head_dim, int n_q,
+                          const float* q, float scale, float* scores, int64_t stride) {
+    const float* first = k.first_key + kv_head * head_dim;
+    for (int h = 0; h < n_q; ++h) {
+        float dot = 0.0f;
+        for (int64_t i = 0; i < head_dim; ++i) dot += q[h * head_dim + i] * first[i];
+        scores[h * stride] += scale * dot;
+    }
+}
 
 size_t kv_element_index(TensorType type) {
     for (size_t i = 0; i < kKvElementTypeCount; ++i)

@@ -25,6 +25,10 @@ struct PagedKvRows {
     // each query by this (one float per channel of the row of n_kv_heads * head_dim) before
     // any rotation. Null: keys stored as they are.
     const float* query_scale = nullptr;
+    // Keys whose sequence position 0 is stored as its difference from a calibrated first key
+    // (kv/key_calibration.h): that key, as keys are stored (one float per channel of the row of
+    // n_kv_heads * head_dim), which attention adds to position 0's key. Null: none.
+    const float* first_key = nullptr;
 
     const uint8_t* row(int64_t slot, int64_t kv_head) const {
         return data + slot * slot_bytes + kv_head * head_bytes;

@@ -240,6 +240,9 @@ KITE_AVX2 void attend_heads_avx2(const PagedKvLayer& kv, int64_t head_dim, int64
         const int64_t n = end - start;
         const int64_t base = int64_t{block_table[start / bs]} * bs + start % bs;
         score(kv.k, kv_head, base, n, n_vecs, n_q, qv, scores);
+        if (start == 0 && kv.k.first_key != nullptr)
+            add_first_key_scores(kv.k, kv_head, head_dim, n_q, q, scale, scores[0],
+                                 kMaxKernelBlock);
         for (int h = 0; h < n_q; ++h) {
             __m256 top = _mm256_set1_ps(max_score[h]);
             for (int64_t j = 0; j < n; j += 8)

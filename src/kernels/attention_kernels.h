@@ -32,6 +32,12 @@ using AttendHeadsFn = void (*)(const PagedKvLayer& kv, int64_t head_dim, int64_t
                                const float* q, float* out, int64_t first, int64_t last,
                                const int32_t* block_table, float scale, float* stats);
 
+// The SIMD kernels' share of PagedKvRows::first_key, for a block of positions starting at a
+// sequence's position 0: adds scale * q_h . first_key to the score of position 0 of each of
+// the n_q heads, scores[h * stride].
+void add_first_key_scores(const PagedKvRows& k, int64_t kv_head, int64_t head_dim, int n_q,
+                          const float* q, float scale, float* scores, int64_t stride);
+
 #if defined(__x86_64__)
 // head_dim a multiple of 16, block_size <= kMaxKernelBlock.
 void attend_heads_avx512(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, int n_q,

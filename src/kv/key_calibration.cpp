@@ -7,14 +7,26 @@
 
 namespace kite {
 
-void KeyCalibration::apply(int64_t layer, float* k) const {
+void KeyCalibration::apply(int64_t layer, bool first_position, float* k) const {
     const int64_t base = layer * width;
-    for (int64_t j = 0; j < width; ++j) k[j] = (k[j] - mean[base + j]) * scale[base + j];
+    for (int64_t j = 0; j < width; ++j) {
+        const float offset = mean[base + j] + (first_position ? first[base + j] : 0.0f);
+        k[j] = (k[j] - offset) * scale[base + j];
+    }
 }
 
-void KeyCalibration::undo(int64_t layer, float* k) const {
+void KeyCalibration::undo(int64_t layer, bool first_position, float* k) const {
     const int64_t base = layer * width;
-    for (int64_t j = 0; j < width; ++j) k[j] = k[j] * query_scale[base + j] + mean[base + j];
+    for (int64_t j = 0; j < width; ++j) {
+        const float offset = mean[base + j] + (first_position ? first[base + j] : 0.0f);
+        k[j] = k[j] * query_scale[base + j] + offset;
+    }
+}
+
+std::vector<float> KeyCalibration::stored_first(int64_t layer) const {
+    std::vector<float> k(static_cast<size_t>(width));
+    for (int64_t j = 0; j < width; ++j) k[j] = first[layer * width + j] * scale[layer * width + j];
+    return k;
 }
 
 KeyStatistics::KeyStatistics(int64_t n_layers, int64_t n_heads, int64_t n_kv_heads,
@@ -25,12 +37,19 @@ KeyStatistics::KeyStatistics(int64_t n_layers, int64_t n_heads, int64_t n_kv_hea
       head_dim_(head_dim),
       width_(n_kv_heads * head_dim),
       tokens_(static_cast<size_t>(n_layers)),
+      firsts_(tokens_.size()),
       k_sum_(static_cast<size_t>(n_layers * width_)),
       k_sum_sq_(k_sum_.size()),
-      q_sum_sq_(k_sum_.size()) {}
+      q_sum_sq_(k_sum_.size()),
+      first_sum_(k_sum_.size()) {}
 
-void KeyStatistics::add(int64_t layer, const float* q, const float* k) {
+void KeyStatistics::add(int64_t layer, int64_t position, const float* q, const float* k) {
     const int64_t base = layer * width_, group = n_heads_ / n_kv_heads_;
+    if (position == 0) {
+        for (int64_t j = 0; j < width_; ++j) first_sum_[base + j] += k[j];
+        firsts_[layer]++;
+        return;
+    }
     for (int64_t j = 0; j < width_; ++j) {
         k_sum_[base + j] += k[j];
         k_sum_sq_[base + j] += static_cast<double>(k[j]) * k[j];
@@ -51,6 +70,7 @@ KeyCalibration KeyStatistics::calibration() const {
     c.mean.resize(n);
     c.scale.resize(n);
     c.query_scale.resize(n);
+    c.first.resize(n);
     std::vector<double> spread(static_cast<size_t>(width_)), weight(spread.size()),
         scale(spread.size());
     for (int64_t l = 0; l < n_layers_; ++l) {
@@ -61,6 +81,9 @@ KeyCalibration KeyStatistics::calibration() const {
             const int64_t i = l * width_ + j;
             const double mean = k_sum_[i] / count;
             c.mean[i] = static_cast<float>(mean);
+            // No first-position sample: position 0 is stored like the others.
+            if (firsts_[l] > 0)
+                c.first[i] = static_cast<float>(first_sum_[i] / double(firsts_[l]) - mean);
             spread[j] = std::max(0.0, k_sum_sq_[i] / count - mean * mean);
             weight[j] = q_sum_sq_[i] / count;
             mean_spread += spread[j] / static_cast<double>(width_);

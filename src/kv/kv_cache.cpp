@@ -62,25 +62,34 @@ KvCache::KvCache(const KvCacheShape& shape, KvTypes types, int64_t n_blocks, int
          calibration_.mean.size() != static_cast<size_t>(shape.n_layers * slot_elements_)))
         fail("a key calibration of {} channels does not fit this cache's {} layers of {}",
              calibration_.width, shape.n_layers, slot_elements_);
+    if (!calibration_.empty()) {
+        for (int64_t l = 0; l < shape.n_layers; ++l) {
+            std::vector<float> first = calibration_.stored_first(l);
+            if (rotate_keys_) hadamard32_blocks(first.data(), slot_elements_);
+            stored_first_.insert(stored_first_.end(), first.begin(), first.end());
+        }
+        first_position_.resize(static_cast<size_t>(n_slots()));
+    }
     const auto slots = static_cast<size_t>(shape.n_layers * n_slots());
     keys_ = allocate_huge_pages(k_slot_ * slots);
     values_ = allocate_huge_pages(v_slot_ * slots);
 }
 
-void KvCache::store_keys(int64_t layer, size_t index, const float* k) {
+void KvCache::store_keys(int64_t layer, size_t index, bool first_position, const float* k) {
     if (!calibration_.empty() || rotate_keys_) {
         std::copy(k, k + slot_elements_, transformed_.begin());
-        if (!calibration_.empty()) calibration_.apply(layer, transformed_.data());
+        if (!calibration_.empty()) calibration_.apply(layer, first_position, transformed_.data());
         if (rotate_keys_) hadamard32_blocks(transformed_.data(), slot_elements_);
         k = transformed_.data();
     }
     write_k_(k, keys_.get() + index * k_slot_, slot_elements_);
 }
 
-void KvCache::write(int64_t layer, int64_t slot, const float* k, const float* v) {
+void KvCache::write(int64_t layer, int64_t slot, int64_t position, const float* k, const float* v) {
     // A head's row fills whole blocks, so the slot's row quantizes as its heads' rows would.
     const auto index = static_cast<size_t>(layer * n_slots() + slot);
-    store_keys(layer, index, k);
+    if (!first_position_.empty()) first_position_[slot] = position == 0;
+    store_keys(layer, index, position == 0, k);
     if (rotate_values_) {
         std::copy(v, v + slot_elements_, rotated_values_.begin());
         hadamard32_blocks(rotated_values_.data(), slot_elements_);
@@ -93,7 +102,7 @@ void KvCache::read_keys(int64_t layer, int64_t slot, float* k) const {
     const auto index = static_cast<size_t>(layer * n_slots() + slot);
     dequantize_row(types_.k, keys_.get() + index * k_slot_, k, static_cast<size_t>(slot_elements_));
     if (rotate_keys_) hadamard32_blocks(k, slot_elements_);  // its own inverse
-    if (!calibration_.empty()) calibration_.undo(layer, k);
+    if (!calibration_.empty()) calibration_.undo(layer, first_position_[slot] != 0, k);
 }
 
 void KvCache::copy_rotated(int64_t layer, int64_t from, int64_t to, const RopeParams& rope,
@@ -106,7 +115,9 @@ void KvCache::copy_rotated(int64_t layer, int64_t from, int64_t to, const RopePa
     const auto src = static_cast<size_t>(layer * n_slots() + from);
     const auto dst = static_cast<size_t>(layer * n_slots() + to);
     std::copy_n(values_.get() + src * v_slot_, v_slot_, values_.get() + dst * v_slot_);
-    store_keys(layer, dst, shifted_.data());
+    // The sinks' copies lie past position 0 (kv/kv_window.h).
+    if (!first_position_.empty()) first_position_[to] = 0;
+    store_keys(layer, dst, false, shifted_.data());
 }
 
 PagedKvLayer KvCache::layer(int64_t layer) const {
@@ -115,7 +126,8 @@ PagedKvLayer KvCache::layer(int64_t layer) const {
     const auto v_head = kv_row_bytes(types_.v, shape_.head_dim);
     return {{keys_.get() + first * k_slot_, types_.k, static_cast<int64_t>(k_slot_),
              static_cast<int64_t>(k_head), rotate_keys_,
-             calibration_.empty() ? nullptr : calibration_.query_scale_of(layer)},
+             calibration_.empty() ? nullptr : calibration_.query_scale_of(layer),
+             calibration_.empty() ? nullptr : stored_first_.data() + layer * slot_elements_},
             {values_.get() + first * v_slot_, types_.v, static_cast<int64_t>(v_slot_),
              static_cast<int64_t>(v_head), rotate_values_},
             block_size_};

@@ -48,8 +48,9 @@ class KvCache {
     }
 
     // Stores one token's keys and values (n_kv_heads * head_dim floats each) in `slot`,
-    // converted (quantized) to the cache's types.
-    void write(int64_t layer, int64_t slot, const float* k, const float* v);
+    // converted (quantized) to the cache's types. `position`: the token's place in its
+    // sequence (a calibrated cache stores position 0's keys apart, kv/key_calibration.h).
+    void write(int64_t layer, int64_t slot, int64_t position, const float* k, const float* v);
     // One slot's keys as floats, as they were given to write() up to the type's rounding.
     void read_keys(int64_t layer, int64_t slot, float* k) const;
     // Copies slot `from` to slot `to`, its keys turned by RoPE as if they had been written
@@ -63,7 +64,7 @@ class KvCache {
 
   private:
     // Centred, scaled and rotated first where the type and the calibration want it.
-    void store_keys(int64_t layer, size_t index, const float* k);
+    void store_keys(int64_t layer, size_t index, bool first_position, const float* k);
 
     KvCacheShape shape_;
     KvTypes types_;
@@ -73,10 +74,15 @@ class KvCache {
     void (*write_k_)(const float*, void*, int64_t);
     void (*write_v_)(const float*, void*, int64_t);
     bool rotate_keys_, rotate_values_;
-    KeyCalibration calibration_;      // empty: keys stored as they are
-    std::vector<float> transformed_;  // one slot's keys, as they are stored
+    KeyCalibration calibration_;  // empty: keys stored as they are
+    // [layer][n_kv_heads * head_dim]: calibration_.first as keys are stored (rotated too), for
+    // attention to add to position 0's scores (PagedKvRows::first_key).
+    std::vector<float> stored_first_;
+    // [slot]: 1 where the slot holds a sequence's position 0, stored apart by the calibration.
+    std::vector<uint8_t> first_position_;
+    std::vector<float> transformed_;     // one slot's keys, as they are stored
     std::vector<float> rotated_values_;  // one slot's values, as they are stored
-    std::vector<float> shifted_;      // one slot's keys, for copy_rotated
+    std::vector<float> shifted_;         // one slot's keys, for copy_rotated
     // [layer][slot][n_kv_heads rows of head_dim]. Fresh anonymous pages, like the packed
     // weights (core/huge_pages.h): attention streams them, and a page is only touched (and
     // resident) once a token is written to it, so a long context costs memory as it fills.

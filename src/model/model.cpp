@@ -94,8 +94,8 @@ void Model::attention_block(int64_t l, const Batch& b, KvCache& kv, RunState& s,
             rope_rotate(q + h * c.head_dim, cos_sin, c.n_rot, layer.rope.style);
         for (int64_t h = 0; h < c.n_kv_heads; ++h)
             rope_rotate(k + h * c.head_dim, cos_sin, c.n_rot, layer.rope.style);
-        if (s.key_statistics != nullptr) s.key_statistics->add(l, q, k);
-        kv.write(l, b.slots[t], k, &s.v[t * kv_width]);
+        if (s.key_statistics != nullptr) s.key_statistics->add(l, b.positions[t], q, k);
+        kv.write(l, b.slots[t], b.positions[t], k, &s.v[t * kv_width]);
     }
 
     const AttentionShape shape{c.n_heads, c.n_kv_heads, c.head_dim, layer.window};
