@@ -150,7 +150,7 @@ TEST(KeyCalibration, CacheReadsKeysBackAsWritten) {
         kv.write(0, 4, 5, &keys.k[5 * Keys::kDim], &keys.v[0]);
         std::vector<float> back(Keys::kDim);
         for (auto [slot, position] : {std::pair{3, 0}, {4, 5}}) {
-            kv.read_keys(0, slot, back.data());
+            kv.read_keys(0, slot, position, back.data());
             for (int64_t j = 0; j < Keys::kDim; ++j)
                 EXPECT_NEAR(back[j], keys.k[position * Keys::kDim + j],
                             type == TensorType::Q8_0 ? 0.1 : 1.0)

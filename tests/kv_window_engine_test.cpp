@@ -146,9 +146,9 @@ void expect_shifted_sinks_match(const Model& model, int64_t n_layers, double bou
     double worst = 0;
     for (int64_t i = 0; i < n; ++i)
         for (int64_t l = 0; l < n_layers; ++l) {
-            kv.copy_rotated(l, i, 2 * bs + i, c.layers[l].rope, delta);
-            kv.read_keys(l, 2 * bs + i, copied.data());
-            kv.read_keys(l, bs + i, computed.data());
+            kv.copy_rotated(l, i, i, 2 * bs + i, c.layers[l].rope, delta);
+            kv.read_keys(l, 2 * bs + i, 2 * bs + i, copied.data());
+            kv.read_keys(l, bs + i, i, computed.data());
             double err = 0, norm = 0;
             for (int64_t e = 0; e < width; ++e) {
                 err += std::pow(double(copied[e]) - computed[e], 2);

@@ -246,11 +246,11 @@ TEST(KvWindowSinks, ShiftedKeysEqualKeysRotatedAtTheNewPosition) {
                     for (float& e : v) e = normal(rng);
                     // The first sink: written at position 0, stored apart (key_calibration.h).
                     kv.write(layer, 5, 0, rotated_at(x, rope, 3, 64, p).data(), v.data());
-                    kv.copy_rotated(layer, 5, 20, rope, delta);
-                    kv.read_keys(layer, 20, got.data());
+                    kv.copy_rotated(layer, 5, 0, 20, rope, delta);
+                    kv.read_keys(layer, 20, 1, got.data());
                     const std::vector<float> want = rotated_at(x, rope, 3, 64, p + delta);
                     kv.write(layer, 30, 1, want.data(), v.data());
-                    kv.read_keys(layer, 30, direct.data());
+                    kv.read_keys(layer, 30, 1, direct.data());
                     const double bound =
                         2 * rms(direct, want) + (1e-6 + 1e-7 * double(p + delta)) * rms(want, {});
                     EXPECT_LE(rms(got, want), bound)

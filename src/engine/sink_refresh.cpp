@@ -13,7 +13,7 @@ void refresh_sinks(const ModelConfig& model, KvCache& kv, const KvWindow& w, Win
         const int64_t at = first + j;
         const int64_t to = int64_t{block_table[at / bs]} * bs + at % bs;
         for (int64_t l = 0; l < model.n_layers; ++l)
-            kv.copy_rotated(l, from, to, model.layers[l].rope, s.evicted);
+            kv.copy_rotated(l, from, j, to, model.layers[l].rope, s.evicted);
     }
     s.sinks_stale = false;
 }

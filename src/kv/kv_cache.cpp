@@ -68,7 +68,6 @@ KvCache::KvCache(const KvCacheShape& shape, KvTypes types, int64_t n_blocks, int
             if (rotate_keys_) hadamard32_blocks(first.data(), slot_elements_);
             stored_first_.insert(stored_first_.end(), first.begin(), first.end());
         }
-        first_position_.resize(static_cast<size_t>(n_slots()));
     }
     const auto slots = static_cast<size_t>(shape.n_layers * n_slots());
     keys_ = allocate_huge_pages(k_slot_ * slots);
@@ -88,7 +87,6 @@ void KvCache::store_keys(int64_t layer, size_t index, bool first_position, const
 void KvCache::write(int64_t layer, int64_t slot, int64_t position, const float* k, const float* v) {
     // A head's row fills whole blocks, so the slot's row quantizes as its heads' rows would.
     const auto index = static_cast<size_t>(layer * n_slots() + slot);
-    if (!first_position_.empty()) first_position_[slot] = position == 0;
     store_keys(layer, index, position == 0, k);
     if (rotate_values_) {
         std::copy(v, v + slot_elements_, rotated_values_.begin());
@@ -98,25 +96,23 @@ void KvCache::write(int64_t layer, int64_t slot, int64_t position, const float* 
     write_v_(v, values_.get() + index * v_slot_, slot_elements_);
 }
 
-void KvCache::read_keys(int64_t layer, int64_t slot, float* k) const {
+void KvCache::read_keys(int64_t layer, int64_t slot, int64_t position, float* k) const {
     const auto index = static_cast<size_t>(layer * n_slots() + slot);
     dequantize_row(types_.k, keys_.get() + index * k_slot_, k, static_cast<size_t>(slot_elements_));
     if (rotate_keys_) hadamard32_blocks(k, slot_elements_);  // its own inverse
-    if (!calibration_.empty()) calibration_.undo(layer, first_position_[slot] != 0, k);
+    if (!calibration_.empty()) calibration_.undo(layer, position == 0, k);
 }
 
-void KvCache::copy_rotated(int64_t layer, int64_t from, int64_t to, const RopeParams& rope,
-                           int64_t delta) {
+void KvCache::copy_rotated(int64_t layer, int64_t from, int64_t from_position, int64_t to,
+                           const RopeParams& rope, int64_t delta) {
     float cos_sin[kMaxRopeDims];
     rope_shift_angles(rope, delta, cos_sin);
-    read_keys(layer, from, shifted_.data());
+    read_keys(layer, from, from_position, shifted_.data());
     for (int64_t h = 0; h < shape_.n_kv_heads; ++h)
         rope_rotate(shifted_.data() + h * shape_.head_dim, cos_sin, rope.n_rot, rope.style);
     const auto src = static_cast<size_t>(layer * n_slots() + from);
     const auto dst = static_cast<size_t>(layer * n_slots() + to);
     std::copy_n(values_.get() + src * v_slot_, v_slot_, values_.get() + dst * v_slot_);
-    // The sinks' copies lie past position 0 (kv/kv_window.h).
-    if (!first_position_.empty()) first_position_[to] = 0;
     store_keys(layer, dst, false, shifted_.data());
 }
 

@@ -51,14 +51,16 @@ class KvCache {
     // converted (quantized) to the cache's types. `position`: the token's place in its
     // sequence (a calibrated cache stores position 0's keys apart, kv/key_calibration.h).
     void write(int64_t layer, int64_t slot, int64_t position, const float* k, const float* v);
-    // One slot's keys as floats, as they were given to write() up to the type's rounding.
-    void read_keys(int64_t layer, int64_t slot, float* k) const;
-    // Copies slot `from` to slot `to`, its keys turned by RoPE as if they had been written
-    // `delta` positions later (each head's first rope.n_rot values, in rope.style): the
-    // attention sinks of a sliding window (kv/kv_window.h). Keys of a block type are
-    // dequantized, rotated and quantized again; values are copied as stored.
-    void copy_rotated(int64_t layer, int64_t from, int64_t to, const RopeParams& rope,
-                      int64_t delta);
+    // One slot's keys as floats, as they were given to write() (with the same position) up
+    // to the type's rounding.
+    void read_keys(int64_t layer, int64_t slot, int64_t position, float* k) const;
+    // Copies slot `from` (written at `from_position`) to slot `to`, its keys turned by RoPE as
+    // if they had been written `delta` positions later (each head's first rope.n_rot values, in
+    // rope.style): the attention sinks of a sliding window (kv/kv_window.h), whose copies lie
+    // past position 0. Keys of a block type are dequantized, rotated and quantized again;
+    // values are copied as stored.
+    void copy_rotated(int64_t layer, int64_t from, int64_t from_position, int64_t to,
+                      const RopeParams& rope, int64_t delta);
 
     PagedKvLayer layer(int64_t layer) const;
 
@@ -78,8 +80,6 @@ class KvCache {
     // [layer][n_kv_heads * head_dim]: calibration_.first as keys are stored (rotated too), for
     // attention to add to position 0's scores (PagedKvRows::first_key).
     std::vector<float> stored_first_;
-    // [slot]: 1 where the slot holds a sequence's position 0, stored apart by the calibration.
-    std::vector<uint8_t> first_position_;
     std::vector<float> transformed_;     // one slot's keys, as they are stored
     std::vector<float> rotated_values_;  // one slot's values, as they are stored
     std::vector<float> shifted_;         // one slot's keys, for copy_rotated
