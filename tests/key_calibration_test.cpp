@@ -34,14 +34,9 @@ TEST(KeyStatistics, MeanAndScalePerChannel) {
         }
         stats.add(0, t + 1, q, k);
     }
-    // Position 0 counts towards the first-position key alone.
-    const float sink_a[4] = {100, 0, 0, 0}, sink_b[4] = {-50, 10, 0, 0}, q_sink[8] = {1000};
-    stats.add(0, 0, q_sink, sink_a);
-    stats.add(0, 0, q_sink, sink_b);
     const KeyCalibration c = stats.calibration();
     ASSERT_EQ(c.width, 4);
-    const float first[4] = {25 - offset[0], 5 - offset[1], -offset[2], -offset[3]};
-    for (int j = 0; j < 4; ++j) EXPECT_NEAR(c.first[j], first[j], 1e-5) << j;
+    for (float f : c.first) EXPECT_EQ(f, 0.0f);  // no token at position 0
     double log_sum = 0;
     for (int j = 0; j < 4; ++j) {
         EXPECT_NEAR(c.mean[j], offset[j], 1e-5);
@@ -55,12 +50,25 @@ TEST(KeyStatistics, MeanAndScalePerChannel) {
     EXPECT_NEAR(log_sum, 0.0, 1e-5);  // geometric mean 1
 }
 
+TEST(KeyStatistics, FirstPositionKeyIsItsMeanLessTheMean) {
+    KeyStatistics stats(1, 1, 1, 2);
+    const float q[2] = {1, 1}, k[2] = {1, 2}, first_a[2] = {10, 0}, first_b[2] = {-4, 6};
+    for (int t = 1; t <= 6; ++t) stats.add(0, t, q, k);
+    // Position 0 counts towards the mean too: (6 * 1 + 10 - 4) / 8 and (6 * 2 + 0 + 6) / 8.
+    stats.add(0, 0, q, first_a);
+    stats.add(0, 0, q, first_b);
+    const KeyCalibration c = stats.calibration();
+    EXPECT_NEAR(c.mean[0], 1.5, 1e-6);
+    EXPECT_NEAR(c.mean[1], 2.25, 1e-6);
+    EXPECT_NEAR(c.first[0], 3 - 1.5, 1e-6);
+    EXPECT_NEAR(c.first[1], 3 - 2.25, 1e-6);
+}
+
 TEST(KeyStatistics, NoTokensIsAnError) {
     KeyStatistics stats(2, 1, 1, 4);
     const float q[4] = {}, k[4] = {};
-    stats.add(0, 1, q, k);
-    stats.add(1, 0, q, k);
-    EXPECT_THROW(stats.calibration(), Error);  // layer 1 saw nothing past position 0
+    stats.add(0, 0, q, k);
+    EXPECT_THROW(stats.calibration(), Error);  // layer 1 saw nothing
 }
 
 double dot(const float* a, const float* b) {
@@ -113,7 +121,10 @@ struct Keys {
 
     KeyCalibration calibration() const {
         KeyStatistics stats(1, 2, 1, kDim);
-        for (int64_t t = 0; t < kTokens; ++t) stats.add(0, t, q.data(), &k[t * kDim]);
+        // The sink once among many tokens, as in a calibration text of some 450 tokens.
+        stats.add(0, 0, q.data(), &k[0]);
+        for (int rep = 0; rep < 10; ++rep)
+            for (int64_t t = 1; t < kTokens; ++t) stats.add(0, t, q.data(), &k[t * kDim]);
         return stats.calibration();
     }
 
@@ -187,7 +198,7 @@ TEST(KeyCalibration, AttentionOverCalibratedKeysKeepsTheScores) {
                 calibrated_sum += calibrated, sink_rounded_sum += sink_rounded;
         }
     }
-    EXPECT_LT(calibrated_sum, sink_rounded_sum / 3);
+    EXPECT_LT(calibrated_sum, sink_rounded_sum / 2);
 }
 
 TEST(KeyCalibration, AWrongSizeIsRefused) {

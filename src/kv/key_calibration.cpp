@@ -48,7 +48,6 @@ void KeyStatistics::add(int64_t layer, int64_t position, const float* q, const f
     if (position == 0) {
         for (int64_t j = 0; j < width_; ++j) first_sum_[base + j] += k[j];
         firsts_[layer]++;
-        return;
     }
     for (int64_t j = 0; j < width_; ++j) {
         k_sum_[base + j] += k[j];

@@ -53,8 +53,8 @@ class KeyStatistics {
     KeyStatistics(int64_t n_layers, int64_t n_heads, int64_t n_kv_heads, int64_t head_dim);
 
     // One token's queries (n_heads * head_dim) and keys (n_kv_heads * head_dim) in `layer`,
-    // after RoPE: as attention sees them. Tokens at position 0 count towards the first-position
-    // key alone; the others towards the mean and scale.
+    // after RoPE: as attention sees them. Tokens at position 0 also count towards the
+    // first-position key.
     void add(int64_t layer, int64_t position, const float* q, const float* k);
 
     // kite::Error before any token was added.
