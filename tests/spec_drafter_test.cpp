@@ -93,6 +93,19 @@ TEST(SpecDraftLength, GrowsOnFullAcceptanceAndBacksOffOnRejection) {
     EXPECT_EQ(k.next(), 4);
 }
 
+TEST(SpecDraftLength, KeepsItsLengthWhenOnlyAnEarlyEndingGuessIsRejected) {
+    DraftLength k(6);
+    EXPECT_EQ(k.next(), 6);
+    k.update(3, 2);  // the drafter stopped at 3 on a doubtful guess, and only it was wrong
+    EXPECT_EQ(k.next(), 6);
+    k.update(3, 1);  // a guess before the last was wrong too: one past the accepted part
+    EXPECT_EQ(k.next(), 2);
+    k.update(1, 0);  // stopped early but nothing accepted: halves, as any rejection
+    EXPECT_EQ(k.next(), 1);
+    k.update(1, 0);  // drafted all it was asked for and wholly rejected: pauses
+    EXPECT_EQ(k.next(), 0);
+}
+
 TEST(SpecDraftLength, PausesAfterRejectionsThenProbesWithOneToken) {
     DraftLength k(2);
     k.update(2, 0);

@@ -4,6 +4,11 @@
 // accepted one, and halves after a wholly rejected one. At zero the sequence stops drafting
 // for a few steps, then probes again with one token, so text the drafter cannot predict
 // (random-looking output) costs almost nothing.
+//
+// One exception: a drafter may end a draft early on a guess it is unsure of (the draft
+// model's p_min cut). When that last guess alone is rejected after accepted ones, the
+// rejection came where the drafter itself expected it, not at the length's limit, so the
+// length stays.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +32,7 @@ class DraftLength {
     int64_t max_;
     int64_t current_;
     int64_t paused_ = 0;  // steps without drafting while current_ is 0
+    int64_t asked_ = 0;   // what next() returned last
 };
 
 }  // namespace kite

@@ -75,18 +75,25 @@ AttendHeadsFn choose_kernel(int64_t head_dim, int64_t block_size) {
     return attend_heads_scalar;
 }
 
-// The n query values of heads that read KV head `kv_head`, as its keys are stored: scaled
-// and rotated into `buffer` when the keys are.
-const float* queries_for(const PagedKvRows& keys, int64_t kv_head, int64_t head_dim, const float* q,
-                         int64_t n, float* buffer) {
-    if (!keys.rotated && keys.query_scale == nullptr) return q;
-    std::copy(q, q + n, buffer);
+// The queries of tokens [t0, t0 + n) as the keys are stored: each head scaled by its KV
+// head's query scale and rotated, where the keys are, into `buffer`; q itself otherwise. Once
+// per pass, not per job: a decoding token's many chunks all read the same queries.
+const float* queries_for(const PagedKvRows& keys, const AttentionShape& shape, const float* q,
+                         int64_t t0, int64_t n, std::vector<float>& buffer) {
+    const int64_t width = shape.n_heads * shape.head_dim;
+    if (!keys.rotated && keys.query_scale == nullptr) return q + t0 * width;
+    buffer.assign(q + t0 * width, q + (t0 + n) * width);
     if (keys.query_scale != nullptr) {
-        const float* scale = keys.query_scale + kv_head * head_dim;
-        for (int64_t i = 0; i < n; ++i) buffer[i] *= scale[i % head_dim];
+        const int64_t group = shape.n_heads / shape.n_kv_heads;
+        for (int64_t t = 0; t < n; ++t)
+            for (int64_t h = 0; h < shape.n_heads; ++h) {
+                const float* scale = keys.query_scale + h / group * shape.head_dim;
+                float* row = buffer.data() + t * width + h * shape.head_dim;
+                for (int64_t i = 0; i < shape.head_dim; ++i) row[i] *= scale[i];
+            }
     }
-    if (keys.rotated) hadamard32_blocks(buffer, n);
-    return buffer;
+    if (keys.rotated) hadamard32_blocks(buffer.data(), n * width);
+    return buffer.data();
 }
 
 // Attention reads a token's positions in chunks of this many, aligned to multiples of it,
@@ -168,6 +175,8 @@ void attend_tokens(AttendHeadsFn attend, const PagedKvLayer& kv, const Attention
     }
     float* const parts_data = parts.data();
     float* const stats_data = part_stats.data();
+    thread_local std::vector<float> transformed;
+    const float* queries = queries_for(kv.k, shape, q, t0, n, transformed);
     // A token within one chunk (most of a prefill) is attended straight into out; the chunks
     // of longer ranges go to the buffer and are merged after.
     pool.parallel_for(n * jobs_per_token, [&](int64_t begin, int64_t end, int) {
@@ -178,10 +187,8 @@ void attend_tokens(AttendHeadsFn attend, const PagedKvLayer& kv, const Attention
             if (c >= chunks) continue;
             const Range r = chunk_range(first_of(t), positions[t], c);
             const bool whole = chunks == 1;
-            float rotated[kMaxGroup * kMaxHeadDim];
             attend(kv, shape.head_dim, h / group, static_cast<int>(per_job),
-                   queries_for(kv.k, h / group, shape.head_dim, q + t * width + h * shape.head_dim,
-                               per_job * shape.head_dim, rotated),
+                   queries + i * width + h * shape.head_dim,
                    whole ? out + t * width + h * shape.head_dim
                          : parts_data + (i * n_chunks + c) * width + h * shape.head_dim,
                    r.first, r.last, block_tables[t], scale,
@@ -207,6 +214,18 @@ void add_first_key_scores(const PagedKvRows& k, int64_t kv_head, int64_t head_di
         float dot = 0.0f;
         for (int64_t i = 0; i < head_dim; ++i) dot += q[h * head_dim + i] * first[i];
         scores[h * stride] += scale * dot;
+    }
+}
+
+void prefetch_block(const PagedKvLayer& kv, int64_t kv_head, int64_t base, int64_t n) {
+    constexpr int64_t kLine = 64;
+    for (const PagedKvRows* rows : {&kv.k, &kv.v}) {
+        const int64_t bytes = rows->head_bytes;
+        for (int64_t j = 0; j < n; ++j) {
+            const uint8_t* row = rows->row(base + j, kv_head);
+            for (int64_t b = 0; b < bytes; b += kLine) __builtin_prefetch(row + b);
+            __builtin_prefetch(row + bytes - 1);  // a row need not start a line
+        }
     }
 }
 
