@@ -181,8 +181,10 @@ void attend_tokens(AttendHeadsFn attend, const PagedKvLayer& kv, const Attention
     // of longer ranges go to the buffer and are merged after.
     pool.parallel_for(n * jobs_per_token, [&](int64_t begin, int64_t end, int) {
         for (int64_t job = begin; job < end; ++job) {
-            const int64_t i = job / jobs_per_token, t = t0 + i, c = job % n_chunks;
-            const int64_t h = (job % jobs_per_token) / n_chunks * per_job;
+            // Head groups vary fastest: the groups of one chunk, which read the rows of one
+            // stretch of slots, run one after another on one thread while it is in cache.
+            const int64_t i = job / jobs_per_token, t = t0 + i, groups = shape.n_heads / per_job;
+            const int64_t c = job % jobs_per_token / groups, h = job % groups * per_job;
             const int64_t chunks = chunk_count(first_of(t), positions[t]);
             if (c >= chunks) continue;
             const Range r = chunk_range(first_of(t), positions[t], c);
