@@ -165,7 +165,8 @@ void attend_tokens(AttendHeadsFn attend, const PagedKvLayer& kv, const Attention
     for (int64_t t = t0; t < t0 + n; ++t)
         n_chunks = std::max(n_chunks, chunk_count(first_of(t), positions[t]));
     const int64_t per_job = heads_per_job(shape, n, n_chunks, pool.size());
-    const int64_t jobs_per_token = shape.n_heads / per_job * n_chunks;
+    const int64_t groups = shape.n_heads / per_job;  // head groups per token and chunk
+    const int64_t jobs_per_token = groups * n_chunks;
     // Each chunk's result and (max, sum) per head, [token][chunk][width]: kept per calling
     // thread and grown to the largest pass, so decode allocates nothing.
     thread_local std::vector<float> parts, part_stats;
@@ -183,7 +184,7 @@ void attend_tokens(AttendHeadsFn attend, const PagedKvLayer& kv, const Attention
         for (int64_t job = begin; job < end; ++job) {
             // Head groups vary fastest: the groups of one chunk, which read the rows of one
             // stretch of slots, run one after another on one thread while it is in cache.
-            const int64_t i = job / jobs_per_token, t = t0 + i, groups = shape.n_heads / per_job;
+            const int64_t i = job / jobs_per_token, t = t0 + i;
             const int64_t c = job % jobs_per_token / groups, h = job % groups * per_job;
             const int64_t chunks = chunk_count(first_of(t), positions[t]);
             if (c >= chunks) continue;
@@ -219,16 +220,19 @@ void add_first_key_scores(const PagedKvRows& k, int64_t kv_head, int64_t head_di
     }
 }
 
-void prefetch_block(const PagedKvLayer& kv, int64_t kv_head, int64_t base, int64_t n) {
+void prefetch_block(const PagedKvLayer& kv, int64_t kv_head, const int32_t* block_table,
+                    int64_t start, int64_t last) {
+    if (start > last) return;
     constexpr int64_t kLine = 64;
-    for (const PagedKvRows* rows : {&kv.k, &kv.v}) {
-        const int64_t bytes = rows->head_bytes;
+    const int64_t bs = kv.block_size;
+    const int64_t base = int64_t{block_table[start / bs]} * bs + start % bs;
+    const int64_t n = std::min((start / bs + 1) * bs, last + 1) - start;
+    for (const PagedKvRows* rows : {&kv.k, &kv.v})
         for (int64_t j = 0; j < n; ++j) {
             const uint8_t* row = rows->row(base + j, kv_head);
-            for (int64_t b = 0; b < bytes; b += kLine) __builtin_prefetch(row + b);
-            __builtin_prefetch(row + bytes - 1);  // a row need not start a line
+            for (int64_t b = 0; b < rows->head_bytes; b += kLine) __builtin_prefetch(row + b);
+            __builtin_prefetch(row + rows->head_bytes - 1);  // a row need not start a line
         }
-    }
 }
 
 size_t kv_element_index(TensorType type) {

@@ -196,9 +196,7 @@ KITE_AVX512 void attend_heads_avx512(const PagedKvLayer& kv, int64_t head_dim, i
         end = std::min((start / bs + 1) * bs, last + 1);
         const int64_t n = end - start;
         const int64_t base = int64_t{block_table[start / bs]} * bs + start % bs;
-        if (end <= last)
-            prefetch_block(kv, kv_head, int64_t{block_table[end / bs]} * bs,
-                           std::min(bs, last + 1 - end));
+        prefetch_block(kv, kv_head, block_table, end, last);
         score(kv.k, kv_head, base, n, n_vecs, n_q, qv, scores);
         if (start == 0 && kv.k.first_key != nullptr)
             add_first_key_scores(kv.k, kv_head, head_dim, n_q, q, scale, scores[0],
