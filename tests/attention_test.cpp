@@ -41,7 +41,20 @@ constexpr TypePair kTypePairs[] = {
     {TensorType::Q8_0, TensorType::Q8_0},       {TensorType::Q4_0, TensorType::Q4_0},
     {TensorType::Q4_0, TensorType::Q4_0, true}, {TensorType::Q8_0, TensorType::Q4_0},
     {TensorType::F16, TensorType::Q8_0},        {TensorType::F32, TensorType::F16, true},
+    {TensorType::Q8_0, TensorType::F16, true},
 };
+
+// The queries as attention reads them against keys of the pair's type: against Q8_0 keys, as
+// Q8_0 blocks hold them (of the rotated queries where the keys are rotated).
+std::vector<float> queries_as_read(std::vector<float> q, TypePair types) {
+    if (types.k != TensorType::Q8_0) return q;
+    if (types.rotated) hadamard32_blocks(q.data(), static_cast<int64_t>(q.size()));
+    std::vector<uint8_t> blocks(row_bytes(TensorType::Q8_0, q.size()));
+    quantize_row(TensorType::Q8_0, q.data(), blocks.data(), q.size());
+    dequantize_row(TensorType::Q8_0, blocks.data(), q.data(), q.size());
+    if (types.rotated) hadamard32_blocks(q.data(), static_cast<int64_t>(q.size()));
+    return q;
+}
 
 // One layer's keys or values in `type`, rows of head_dim values per KV head per slot (rotated
 // before they are stored if `rotated`), and what the cache holds, read back as floats and
@@ -137,8 +150,8 @@ TEST_P(AttentionTest, PagedMatchesDirectSoftmax) {
         // Queries twice the keys' scale: sharper weights, so the running maximum matters.
         std::vector<float> q(T * H * d);
         for (float& x : q) x = 2.0f * normal(rng);
-        const std::vector<double> expected =
-            direct_attention(q, k.held, v.held, positions, T, H, Hkv, d, 0.125);
+        const std::vector<double> expected = direct_attention(
+            queries_as_read(q, types), k.held, v.held, positions, T, H, Hkv, d, 0.125);
         const PagedKvLayer layer{k.rows(), v.rows(), bs};
         ThreadPool pool(GetParam().threads);
         std::vector<float> scalar;
@@ -178,8 +191,8 @@ TEST(PagedAttentionFirsts, EachTokenStartsAtItsFirstPosition) {
         for (float& x : q) x = 2.0f * normal(rng);
         const CachedRows k(types.k, types.rotated, keys, table, bs, ctx, Hkv, d);
         const CachedRows v(types.v, types.rotated, vals, table, bs, ctx, Hkv, d);
-        const std::vector<double> expected =
-            direct_attention(q, k.held, v.held, positions, T, H, Hkv, d, 0.125, firsts);
+        const std::vector<double> expected = direct_attention(
+            queries_as_read(q, types), k.held, v.held, positions, T, H, Hkv, d, 0.125, firsts);
         for (Isa isa : test::supported_isas()) {
             test::ScopedIsaCap cap(isa);
             std::vector<float> out(T * H * d, NAN);
@@ -219,8 +232,8 @@ TEST(PagedAttentionFirstKey, IsAddedToPositionZeroAlone) {
             std::vector<float> held = k.held, added = first;
             if (types.rotated) hadamard32_blocks(added.data(), width);
             for (int64_t i = 0; i < width; ++i) held[i] += added[i];
-            const std::vector<double> expected =
-                direct_attention(q, held, v.held, positions, T, H, Hkv, d, 0.125, firsts);
+            const std::vector<double> expected = direct_attention(
+                queries_as_read(q, types), held, v.held, positions, T, H, Hkv, d, 0.125, firsts);
             PagedKvRows key_rows = k.rows();
             key_rows.first_key = first.data();
             for (Isa isa : test::supported_isas()) {
@@ -273,7 +286,8 @@ TEST(PagedAttentionChunks, SplitDecodeMatchesDirectSoftmax) {
                     firsts[t] = std::max(c.firsts[t],
                                          c.window ? c.positions[t] - c.window + 1 : int64_t{0});
                 const std::vector<double> expected =
-                    direct_attention(q, k.held, v.held, c.positions, T, H, Hkv, d, 0.125, firsts);
+                    direct_attention(queries_as_read(q, types), k.held, v.held, c.positions, T, H,
+                                     Hkv, d, 0.125, firsts);
                 for (Isa isa : test::supported_isas()) {
                     test::ScopedIsaCap cap(isa);
                     std::vector<float> out(T * H * d, NAN);

@@ -23,10 +23,16 @@ void load_row(const PagedKvRows& rows, int64_t slot, int64_t kv_head, int64_t n,
 // One query head over positions first..last. Online softmax: keep the running maximum m, the
 // running sum of exp(score - m) and the weighted sum of values, rescaling both when m grows.
 // Reports (max, sum) in stats[0..1] when stats is given (AttendHeadsFn).
+// Against Q8_0 keys the query is read as its Q8_0 blocks hold it (AttendHeadsFn): every
+// product d_q q_i d_k k_i of the kernels' integer scores, summed in another order.
 void attend_head(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, const float* q,
-                 float* out, int64_t first, int64_t last, const int32_t* block_table, float scale,
-                 float* stats) {
-    float acc[kMaxHeadDim] = {}, k[kMaxHeadDim], v[kMaxHeadDim];
+                 const BlockQ8_0* q8, float* out, int64_t first, int64_t last,
+                 const int32_t* block_table, float scale, float* stats) {
+    float acc[kMaxHeadDim] = {}, k[kMaxHeadDim], v[kMaxHeadDim], q_read[kMaxHeadDim];
+    if (q8) {
+        dequantize_row_q8_0(q8, q_read, static_cast<size_t>(head_dim));
+        q = q_read;
+    }
     float max_score = -std::numeric_limits<float>::infinity(), sum = 0.0f;
     for (int64_t p = first; p <= last; ++p) {
         const int64_t slot =
@@ -54,11 +60,12 @@ void attend_head(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, cons
 
 // The scalar reference, for the heads one job attends.
 void attend_heads_scalar(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, int n_q,
-                         const float* q, float* out, int64_t first, int64_t last,
-                         const int32_t* block_table, float scale, float* stats) {
+                         const float* q, const BlockQ8_0* q8, float* out, int64_t first,
+                         int64_t last, const int32_t* block_table, float scale, float* stats) {
     for (int h = 0; h < n_q; ++h)
-        attend_head(kv, head_dim, kv_head, q + h * head_dim, out + h * head_dim, first, last,
-                    block_table, scale, stats ? stats + 2 * h : nullptr);
+        attend_head(kv, head_dim, kv_head, q + h * head_dim, q8 ? q8 + h * head_dim / kQK : nullptr,
+                    out + h * head_dim, first, last, block_table, scale,
+                    stats ? stats + 2 * h : nullptr);
 }
 
 // Read at every call rather than once, so that set_isa_cap takes effect at once.
@@ -93,6 +100,15 @@ const float* queries_for(const PagedKvRows& keys, const AttentionShape& shape, c
             }
     }
     if (keys.rotated) hadamard32_blocks(buffer.data(), n * width);
+    return buffer.data();
+}
+
+// Those queries as Q8_0 blocks in `buffer` where the keys are Q8_0 (AttendHeadsFn), else null.
+const BlockQ8_0* query_blocks_for(const PagedKvRows& keys, const float* queries, int64_t n_values,
+                                  std::vector<BlockQ8_0>& buffer) {
+    if (keys.type != TensorType::Q8_0) return nullptr;
+    buffer.resize(std::max<size_t>(buffer.size(), static_cast<size_t>(n_values / kQK)));
+    quantize_row_q8_0(queries, buffer.data(), static_cast<size_t>(n_values));
     return buffer.data();
 }
 
@@ -178,6 +194,8 @@ void attend_tokens(AttendHeadsFn attend, const PagedKvLayer& kv, const Attention
     float* const stats_data = part_stats.data();
     thread_local std::vector<float> transformed;
     const float* queries = queries_for(kv.k, shape, q, t0, n, transformed);
+    thread_local std::vector<BlockQ8_0> quantized;
+    const BlockQ8_0* query_blocks = query_blocks_for(kv.k, queries, n * width, quantized);
     // A token within one chunk (most of a prefill) is attended straight into out; the chunks
     // of longer ranges go to the buffer and are merged after.
     pool.parallel_for(n * jobs_per_token, [&](int64_t begin, int64_t end, int) {
@@ -190,8 +208,9 @@ void attend_tokens(AttendHeadsFn attend, const PagedKvLayer& kv, const Attention
             if (c >= chunks) continue;
             const Range r = chunk_range(first_of(t), positions[t], c);
             const bool whole = chunks == 1;
-            attend(kv, shape.head_dim, h / group, static_cast<int>(per_job),
-                   queries + i * width + h * shape.head_dim,
+            const int64_t row = i * width + h * shape.head_dim;
+            attend(kv, shape.head_dim, h / group, static_cast<int>(per_job), queries + row,
+                   query_blocks ? query_blocks + row / kQK : nullptr,
                    whole ? out + t * width + h * shape.head_dim
                          : parts_data + (i * n_chunks + c) * width + h * shape.head_dim,
                    r.first, r.last, block_tables[t], scale,
@@ -211,11 +230,18 @@ void attend_tokens(AttendHeadsFn attend, const PagedKvLayer& kv, const Attention
 }  // namespace
 
 void add_first_key_scores(const PagedKvRows& k, int64_t kv_head, int64_t head_dim, int n_q,
-                          const float* q, float scale, float* scores, int64_t stride) {
+                          const float* q, const BlockQ8_0* q8, float scale, float* scores,
+                          int64_t stride) {
     const float* first = k.first_key + kv_head * head_dim;
+    float q_read[kMaxHeadDim];
     for (int h = 0; h < n_q; ++h) {
+        const float* qh = q + h * head_dim;
+        if (q8) {
+            dequantize_row_q8_0(q8 + h * head_dim / kQK, q_read, static_cast<size_t>(head_dim));
+            qh = q_read;
+        }
         float dot = 0.0f;
-        for (int64_t i = 0; i < head_dim; ++i) dot += q[h * head_dim + i] * first[i];
+        for (int64_t i = 0; i < head_dim; ++i) dot += qh[i] * first[i];
         scores[h * stride] += scale * dot;
     }
 }

@@ -20,8 +20,9 @@ namespace {
 
 #define KITE_AVX2 __attribute__((target("avx2,fma,f16c")))
 
-// Up to kMaxHeadDim / 8 vectors of 8 floats.
+// Up to kMaxHeadDim / 8 vectors of 8 floats, or kMaxHeadDim / 32 quantized blocks.
 constexpr int kMaxVecs = kMaxHeadDim / 8;
+constexpr int kMaxBlocks = kMaxHeadDim / kQK;
 
 // Loaders: values 8 i .. 8 i + 7 of one head's row, as floats, one struct per KV type. The
 // block formats are converted in registers: no dequantized copy of the cache exists. A
@@ -158,41 +159,116 @@ KITE_AVX2 void add_values(const PagedKvRows& v, int64_t kv_head, int64_t base, i
     }
 }
 
-// scores[h][j] = qv[h] . K[base + j] for the n positions of a block, 8 at a time, each head's
-// 8 products summed across lanes together. Past the block's end the first key stands in and
-// the score is masked to -inf. F32 keys are read where they are; other types are converted
-// once for all heads.
+// Each head's query as the score functions read it: times the attention scale, and against
+// Q8_0 keys as its Q8_0 blocks (AttendHeadsFn).
+struct Queries {
+    __m256 v[kMaxGroup][kMaxVecs];  // float keys
+    // Q8_0 keys: each block's bytes, their magnitudes, and its scale times the attention scale.
+    __m256i bytes[kMaxGroup][kMaxBlocks], magnitudes[kMaxGroup][kMaxBlocks];
+    __m256 d[kMaxGroup][kMaxBlocks];
+};
+
+KITE_AVX2 void prepare_queries(const float* q, const BlockQ8_0* q8, int n_q, int64_t head_dim,
+                               float scale, Queries& qs) {
+    for (int h = 0; h < n_q; ++h) {
+        if (q8 == nullptr) {
+            for (int i = 0; i < head_dim / 8; ++i)
+                qs.v[h][i] =
+                    _mm256_mul_ps(_mm256_loadu_ps(q + h * head_dim + 8 * i), _mm256_set1_ps(scale));
+            continue;
+        }
+        for (int b = 0; b < head_dim / kQK; ++b) {
+            const BlockQ8_0& block = q8[h * head_dim / kQK + b];
+            qs.bytes[h][b] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.qs));
+            qs.magnitudes[h][b] = _mm256_abs_epi8(qs.bytes[h][b]);
+            qs.d[h][b] = _mm256_set1_ps(_cvtsh_ss(block.d) * scale);
+        }
+    }
+}
+
+// Loads the keys of positions base + j0 .. base + j0 + 7 of a block of n: past its end the
+// first key stands in (its score is masked to -inf after).
+KITE_AVX2 inline void key_rows(const PagedKvRows& k, int64_t kv_head, int64_t base, int64_t j0,
+                               int64_t n, const uint8_t* rows[8]) {
+    for (int64_t j = 0; j < 8; ++j) rows[j] = k.row(base + j0 + (j0 + j < n ? j : 0), kv_head);
+}
+
+// Scores 8 positions' sums into scores[j0 ..], -inf past the block's n positions.
+KITE_AVX2 inline void store_scores(const __m256 dot[8], int64_t j0, int64_t n, float* scores) {
+    const __m256 minus_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+    _mm256_storeu_ps(scores + j0,
+                     _mm256_blendv_ps(minus_inf, sum_lanes8(dot), first_lanes(n - j0)));
+}
+
+// scores[h][j] = q_h . K[base + j] for the n positions of a block, 8 at a time, each head's
+// 8 products summed across lanes together. F32 keys are read where they are; other types are
+// converted once for all heads.
 template <class Load>
 KITE_AVX2 void score_block(const PagedKvRows& k, int64_t kv_head, int64_t base, int64_t n,
-                           int n_vecs, int n_q, const __m256 (*qv)[kMaxVecs],
+                           int n_vecs, int n_q, const Queries& qs,
                            float (*scores)[kMaxKernelBlock]) {
     alignas(32) float converted[8][kMaxHeadDim];
-    const __m256 minus_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
     for (int64_t j0 = 0; j0 < n; j0 += 8) {
-        const int64_t m = std::min<int64_t>(8, n - j0);
+        const uint8_t* rows[8];
+        key_rows(k, kv_head, base, j0, n, rows);
         const float* keys[8];
-        for (int64_t j = 0; j < m; ++j) {
-            const uint8_t* src = k.row(base + j0 + j, kv_head);
+        for (int j = 0; j < 8; ++j) {
             if constexpr (std::is_same_v<Load, LoadF32>) {
-                keys[j] = reinterpret_cast<const float*>(src);
+                keys[j] = reinterpret_cast<const float*>(rows[j]);
             } else {
                 __m256 d = _mm256_setzero_ps();
                 for (int i = 0; i < n_vecs; ++i) {
-                    if (i % kVecsPerBlock == 0) d = Load::scale(src, i);
-                    _mm256_store_ps(converted[j] + 8 * i, Load::load8(src, i, d));
+                    if (i % kVecsPerBlock == 0) d = Load::scale(rows[j], i);
+                    _mm256_store_ps(converted[j] + 8 * i, Load::load8(rows[j], i, d));
                 }
                 keys[j] = converted[j];
             }
         }
-        for (int64_t j = m; j < 8; ++j) keys[j] = keys[0];
         for (int h = 0; h < n_q; ++h) {
             __m256 dot[8];
-            for (int j = 0; j < 8; ++j) dot[j] = _mm256_mul_ps(qv[h][0], _mm256_loadu_ps(keys[j]));
+            for (int j = 0; j < 8; ++j)
+                dot[j] = _mm256_mul_ps(qs.v[h][0], _mm256_loadu_ps(keys[j]));
             for (int i = 1; i < n_vecs; ++i)
                 for (int j = 0; j < 8; ++j)
-                    dot[j] = _mm256_fmadd_ps(qv[h][i], _mm256_loadu_ps(keys[j] + 8 * i), dot[j]);
-            _mm256_storeu_ps(scores[h] + j0,
-                             _mm256_blendv_ps(minus_inf, sum_lanes8(dot), first_lanes(m)));
+                    dot[j] = _mm256_fmadd_ps(qs.v[h][i], _mm256_loadu_ps(keys[j] + 8 * i), dot[j]);
+            store_scores(dot, j0, n, scores[h]);
+        }
+    }
+}
+
+// The same for Q8_0 keys against the queries' Q8_0 blocks: per block the 32 byte products
+// (vpmaddubsw takes unsigned times signed bytes, so the query's magnitudes times the key's
+// bytes with the query's signs), then one multiply-add by both blocks' scales. Per 32 values
+// and head that is 6 instructions, where converting the key to floats costs 16 (shared by the
+// heads) and its products 4 more. Bytes are at most 127 in magnitude, so the pairs' int16
+// sums cannot saturate.
+KITE_AVX2 void score_block_q8_0(const PagedKvRows& k, int64_t kv_head, int64_t base, int64_t n,
+                                int n_vecs, int n_q, const Queries& qs,
+                                float (*scores)[kMaxKernelBlock]) {
+    const int n_blocks = n_vecs / kVecsPerBlock;
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int64_t j0 = 0; j0 < n; j0 += 8) {
+        const uint8_t* rows[8];
+        key_rows(k, kv_head, base, j0, n, rows);
+        float dk[8][kMaxBlocks];  // the key blocks' scales, converted once for all heads
+        for (int j = 0; j < 8; ++j)
+            for (int b = 0; b < n_blocks; ++b)
+                dk[j][b] = _cvtsh_ss(reinterpret_cast<const BlockQ8_0*>(rows[j])[b].d);
+        for (int h = 0; h < n_q; ++h) {
+            __m256 dot[8];
+            for (__m256& x : dot) x = _mm256_setzero_ps();
+            for (int b = 0; b < n_blocks; ++b)
+                for (int j = 0; j < 8; ++j) {
+                    const auto* block = reinterpret_cast<const BlockQ8_0*>(rows[j]) + b;
+                    const __m256i key =
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block->qs));
+                    const __m256i pairs = _mm256_maddubs_epi16(
+                        qs.magnitudes[h][b], _mm256_sign_epi8(key, qs.bytes[h][b]));
+                    const __m256 sums = _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, ones));
+                    dot[j] = _mm256_fmadd_ps(
+                        sums, _mm256_mul_ps(_mm256_broadcast_ss(&dk[j][b]), qs.d[h][b]), dot[j]);
+                }
+            store_scores(dot, j0, n, scores[h]);
         }
     }
 }
@@ -205,7 +281,7 @@ struct Loaders {
 constexpr Loaders kLoaders[] = {
     {score_block<LoadF32>, add_values<LoadF32>},
     {score_block<LoadF16>, add_values<LoadF16>},
-    {score_block<LoadQ8_0>, add_values<LoadQ8_0>},
+    {score_block_q8_0, add_values<LoadQ8_0>},
     {score_block<LoadQ4_0>, add_values<LoadQ4_0>},
 };
 static_assert(std::size(kLoaders) == kKvElementTypeCount);
@@ -216,20 +292,19 @@ static_assert(std::size(kLoaders) == kKvElementTypeCount);
 // block's scores first, then one rescale of the running sums per block instead of one per
 // position.
 KITE_AVX2 void attend_heads_avx2(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, int n_q,
-                                 const float* q, float* out, int64_t first, int64_t last,
-                                 const int32_t* block_table, float scale, float* stats) {
+                                 const float* q, const BlockQ8_0* q8, float* out, int64_t first,
+                                 int64_t last, const int32_t* block_table, float scale,
+                                 float* stats) {
     const int n_vecs = static_cast<int>(head_dim / 8);
-    __m256 qv[kMaxGroup][kMaxVecs], acc[kMaxGroup][kMaxVecs];
+    Queries qs;
+    __m256 acc[kMaxGroup][kMaxVecs];
     float max_score[kMaxGroup], sum[kMaxGroup];
     float scores[kMaxGroup][kMaxKernelBlock];
     const auto score = kLoaders[kv_element_index(kv.k.type)].score;
     const auto add = kLoaders[kv_element_index(kv.v.type)].add_values;
+    prepare_queries(q, q8, n_q, head_dim, scale, qs);
     for (int h = 0; h < n_q; ++h) {
-        for (int i = 0; i < n_vecs; ++i) {
-            qv[h][i] =
-                _mm256_mul_ps(_mm256_loadu_ps(q + h * head_dim + 8 * i), _mm256_set1_ps(scale));
-            acc[h][i] = _mm256_setzero_ps();
-        }
+        for (int i = 0; i < n_vecs; ++i) acc[h][i] = _mm256_setzero_ps();
         max_score[h] = -std::numeric_limits<float>::infinity();
         sum[h] = 0.0f;
     }
@@ -240,9 +315,9 @@ KITE_AVX2 void attend_heads_avx2(const PagedKvLayer& kv, int64_t head_dim, int64
         const int64_t n = end - start;
         const int64_t base = int64_t{block_table[start / bs]} * bs + start % bs;
         prefetch_block(kv, kv_head, block_table, end, last);
-        score(kv.k, kv_head, base, n, n_vecs, n_q, qv, scores);
+        score(kv.k, kv_head, base, n, n_vecs, n_q, qs, scores);
         if (start == 0 && kv.k.first_key != nullptr)
-            add_first_key_scores(kv.k, kv_head, head_dim, n_q, q, scale, scores[0],
+            add_first_key_scores(kv.k, kv_head, head_dim, n_q, q, q8, scale, scores[0],
                                  kMaxKernelBlock);
         for (int h = 0; h < n_q; ++h) {
             __m256 top = _mm256_set1_ps(max_score[h]);

@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "kernels/attention.h"
+#include "quant/blocks.h"
 
 namespace kite {
 
@@ -26,17 +27,21 @@ size_t kv_element_index(TensorType type);
 
 // Attention of n_q <= kMaxGroup query heads that share KV head kv_head, over positions
 // first..last: q and out are their rows, head_dim apart, as paged_attention defines them.
-// With `stats`, head h's softmax is also reported for merging with other position ranges:
-// stats[2h] the largest scaled score, stats[2h + 1] the sum of exp(score - that maximum).
+// Against Q8_0 keys, q8 holds the same rows as Q8_0 blocks (quantize_row_q8_0) and the scores
+// are theirs: integer products of the query's and the key's bytes, as llama.cpp computes them,
+// and on every instruction set the same query (null for other key types). With `stats`, head h's
+// softmax is also reported for merging with other position ranges: stats[2h] the largest scaled
+// score, stats[2h + 1] the sum of exp(score - that maximum).
 using AttendHeadsFn = void (*)(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, int n_q,
-                               const float* q, float* out, int64_t first, int64_t last,
-                               const int32_t* block_table, float scale, float* stats);
+                               const float* q, const BlockQ8_0* q8, float* out, int64_t first,
+                               int64_t last, const int32_t* block_table, float scale, float* stats);
 
 // The SIMD kernels' share of PagedKvRows::first_key, for a block of positions starting at a
 // sequence's position 0: adds scale * q_h . first_key to the score of position 0 of each of
-// the n_q heads, scores[h * stride].
+// the n_q heads, scores[h * stride] (with q8's queries where q8 is given).
 void add_first_key_scores(const PagedKvRows& k, int64_t kv_head, int64_t head_dim, int n_q,
-                          const float* q, float scale, float* scores, int64_t stride);
+                          const float* q, const BlockQ8_0* q8, float scale, float* scores,
+                          int64_t stride);
 
 // Asks the caches for KV head kv_head's key and value rows of the block holding position
 // `start` (up to `last`), if start <= last, while the kernel works on the block before: one
@@ -49,12 +54,12 @@ void prefetch_block(const PagedKvLayer& kv, int64_t kv_head, const int32_t* bloc
 #if defined(__x86_64__)
 // head_dim a multiple of 16, block_size <= kMaxKernelBlock.
 void attend_heads_avx512(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, int n_q,
-                         const float* q, float* out, int64_t first, int64_t last,
-                         const int32_t* block_table, float scale, float* stats);
+                         const float* q, const BlockQ8_0* q8, float* out, int64_t first,
+                         int64_t last, const int32_t* block_table, float scale, float* stats);
 
 // head_dim a multiple of 8, block_size <= kMaxKernelBlock.
 void attend_heads_avx2(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, int n_q,
-                       const float* q, float* out, int64_t first, int64_t last,
+                       const float* q, const BlockQ8_0* q8, float* out, int64_t first, int64_t last,
                        const int32_t* block_table, float scale, float* stats);
 #endif
 
