@@ -1,7 +1,8 @@
 // Speculative decoding with a draft model: the default model verifies what its Q4_0 variant
 // (scripts/make-variants.sh) drafts greedily. Greedy tokens equal plain decoding for K in
-// {1, 4, 8}, alone and batched; both KV caches give every block back when requests end,
-// are cancelled or preempted; a draft model with another vocabulary is refused.
+// {1, 4, 8}, alone and batched, and with guesses among the first token ids only; both KV
+// caches give every block back when requests end, are cancelled or preempted; a draft model
+// with another vocabulary is refused.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -119,6 +120,57 @@ TEST_F(SpecModelDrafterTest, GreedyTokensMatchPlainDecoding) {
     EXPECT_GT(engine.stats().drafted_tokens, 8);
     EXPECT_GT(engine.stats().accepted_tokens, 4);
     EXPECT_EQ(engine.stats().generated_tokens, 24);
+}
+
+// A batch that asks for the logits of the first N token ids gets exactly the first N of the
+// whole vocabulary's (the output matrix's first rows), for N on and off its row groups.
+TEST_F(SpecModelDrafterTest, LogitsOfTheFirstIdsAreTheFirstOfAllLogits) {
+    const std::vector<int32_t> tokens = tokenizer_->encode(kPrompts[1], true, true);
+    const int64_t n = static_cast<int64_t>(tokens.size()), block = 16;
+    const int64_t n_vocab = target_->config().n_vocab;
+    std::vector<int32_t> table((n + block - 1) / block);
+    for (size_t i = 0; i < table.size(); ++i) table[i] = static_cast<int32_t>(i);
+    ThreadPool pool(2);
+    std::vector<float> all;
+    for (int64_t vocab : {int64_t{0}, int64_t{1000}, int64_t{8192}, n_vocab}) {
+        KvCache kv(target_->kv_shape(), TensorType::F16, static_cast<int64_t>(table.size()), block);
+        RunState state(target_->config(), n, 2);
+        Batch b;
+        for (int64_t i = 0; i < n; ++i)
+            b.tokens.push_back(tokens[i]), b.positions.push_back(i), b.slots.push_back(i);
+        b.sequences.push_back({0, n, n, table.data(), 0, 0});
+        b.logits_rows = {n - 2, n - 1};
+        b.logits_vocab = vocab;
+        const float* logits = target_->forward(b, kv, state, pool);
+        if (vocab == 0) {
+            all.assign(logits, logits + 2 * n_vocab);
+            continue;
+        }
+        for (int64_t r = 0; r < 2; ++r)
+            for (int64_t i = 0; i < vocab; ++i)
+                ASSERT_EQ(logits[r * vocab + i], all[r * n_vocab + i])
+                    << "first " << vocab << " ids, row " << r << ", id " << i;
+    }
+}
+
+// The draft model guessing among the first 1000 ids only (the tokenizer's most frequent)
+// still gives the plain tokens, and a draft limited to ids no text here uses (the first 16)
+// has nearly all its guesses rejected.
+TEST_F(SpecModelDrafterTest, DraftsFromTheFirstIdsKeepThePlainTokens) {
+    const GenerationParams p = greedy(12);
+    const std::vector<std::string> prompts(kPrompts.begin(), kPrompts.begin() + 2);
+    const auto plain = generate(config(2, 0), prompts, p);
+    int64_t accepted[2] = {};
+    const int64_t vocabs[2] = {1000, 16};
+    for (int i = 0; i < 2; ++i) {
+        EngineConfig c = config(2, 4);
+        c.speculation.draft_vocab = vocabs[i];
+        Engine engine(*target_, *tokenizer_, c);
+        EXPECT_EQ(generate(engine, prompts, p), plain) << "first " << vocabs[i] << " ids";
+        accepted[i] = engine.stats().accepted_tokens;
+    }
+    EXPECT_GT(accepted[0], 4);
+    EXPECT_LE(accepted[1], 2);
 }
 
 // A guess below draft_p_min is the draft's last: at 1 nothing is ever sure enough, so each

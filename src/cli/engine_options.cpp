@@ -115,6 +115,11 @@ void SpeculationOptions::add_to(CLI::App& cmd) {
                    "probability (0: always draft K)")
         ->check(CLI::Range(0.0f, 1.0f))
         ->capture_default_str();
+    cmd.add_option("--draft-vocab", draft_vocab,
+                   "Draft model: guess only among the first N token ids, the most frequent "
+                   "(its LM head then reads N rows; the output is unchanged); 0: all")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
     cmd.add_option("--draft-weights", draft_weights,
                    "Draft model: q4_0 converts its larger matrices to Q4_0 at load (drafting "
                    "reads fewer bytes; the output is unchanged); file keeps the file's types")
@@ -127,6 +132,7 @@ SpeculationConfig SpeculationOptions::flags() const {
     c.drafter = draft_model.empty() ? parse_drafter_kind(drafter) : DrafterKind::Model;
     c.draft_max = draft_max > 0 ? draft_max : default_draft_max(c.drafter);
     c.draft_p_min = draft_p_min;
+    c.draft_vocab = draft_vocab;
     if (!draft_model.empty() && drafter != "none" && drafter != "draft")
         fail("--draft-model drafts with a model; it cannot be combined with --spec {}", drafter);
     if (c.drafter == DrafterKind::Model && draft_model.empty())

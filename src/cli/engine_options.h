@@ -53,13 +53,14 @@ struct EngineOptions {
     void check_kv_budget(const ModelConfig& model, int64_t tokens, const std::string& whose) const;
 };
 
-// Speculative decoding: --spec DRAFTER, --draft-max K, --draft-model M, --draft-p-min P and
-// --draft-weights.
+// Speculative decoding: --spec DRAFTER, --draft-max K, --draft-model M, --draft-p-min P,
+// --draft-vocab N and --draft-weights.
 struct SpeculationOptions {
     std::string drafter = "none";
     int64_t draft_max = 0;    // 0: the drafter's default_draft_max
     std::string draft_model;  // implies --spec draft
     float draft_p_min = SpeculationConfig::kDefaultDraftPMin;
+    int64_t draft_vocab = SpeculationConfig::kDefaultDraftVocab;
     // q4_0: the draft model's matrices of larger types become Q4_0 at load. A draft pass of
     // Qwen2.5-Coder-0.5B (Q5_0 and a Q8_0 LM head) then reads 27% fewer bytes; its guesses
     // change little (bench/RESULTS.md), and the output is the target's either way.

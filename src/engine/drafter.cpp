@@ -11,6 +11,7 @@ void SpeculationConfig::validate() const {
         fail("--draft-max must be between 1 and {}, got {}", kMaxDraft, draft_max);
     if (!(draft_p_min >= 0 && draft_p_min <= 1))
         fail("--draft-p-min must be between 0 and 1, got {}", draft_p_min);
+    if (draft_vocab < 0) fail("--draft-vocab must be 0 or more, got {}", draft_vocab);
     if (drafter == DrafterKind::Model && draft_model == nullptr)
         fail("the draft-model drafter needs a draft model (--draft-model)");
 }
@@ -51,8 +52,7 @@ std::unique_ptr<Drafter> make_drafter(const SpeculationConfig& config,
     config.validate();
     if (config.drafter == DrafterKind::Ngram) return std::make_unique<NgramDrafter>();
     if (config.drafter == DrafterKind::Model)
-        return std::make_unique<ModelDrafter>(*config.draft_model, context, config.draft_max,
-                                              config.draft_p_min);
+        return std::make_unique<ModelDrafter>(*config.draft_model, context, config);
     return nullptr;
 }
 

@@ -63,9 +63,14 @@ struct SpeculationConfig {
     // cost of a draft pass; 0 drafts all K.
     float draft_p_min = kDefaultDraftPMin;
     static constexpr float kDefaultDraftPMin = 0.75f;
+    // DrafterKind::Model: guesses only among the first this many token ids (0: all of them).
+    // BPE vocabularies number their tokens roughly by frequency, so the text's tokens are
+    // nearly all among the first ones, and the draft's LM head reads only their rows.
+    int64_t draft_vocab = kDefaultDraftVocab;
+    static constexpr int64_t kDefaultDraftVocab = 65536;
 
     // Throws kite::Error when draft_max is outside 1..kMaxDraft, draft_p_min outside 0..1,
-    // or a model drafter has no model.
+    // draft_vocab negative, or a model drafter has no model.
     void validate() const;
 };
 

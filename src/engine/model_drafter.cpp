@@ -24,21 +24,24 @@ int64_t draft_cache_blocks(int64_t engine_blocks, int64_t max_sequences, int64_t
     return engine_blocks + max_sequences * ((draft_max + block_size - 1) / block_size);
 }
 
-ModelDrafter::ModelDrafter(const Model& draft, const DrafterContext& context, int64_t draft_max,
-                           float p_min)
+ModelDrafter::ModelDrafter(const Model& draft, const DrafterContext& context,
+                           const SpeculationConfig& config)
     : model_(checked(draft, *context.target)),
       pool_(*context.pool),
       block_size_(context.block_size),
       max_batch_tokens_(std::max(context.max_batch_tokens, context.max_sequences)),
-      log_p_min_(std::log(p_min)),
+      log_p_min_(std::log(config.draft_p_min)),
+      vocab_(config.draft_vocab > 0 ? std::min(config.draft_vocab, draft.config().n_vocab)
+                                    : draft.config().n_vocab),
       kv_(draft.kv_shape(), context.kv_type,
           draft_cache_blocks(context.n_blocks, context.max_sequences, context.block_size,
-                             draft_max),
+                             config.draft_max),
           context.block_size,
           key_calibration(draft, context.kv_type, *context.calibration, *context.pool)),
       blocks_(kv_.n_blocks()),
       state_(draft.config(), max_batch_tokens_, context.max_sequences) {
     work_.reserve(static_cast<size_t>(context.max_sequences));
+    batch_.logits_vocab = vocab_;
 }
 
 int32_t ModelDrafter::Work::token_at(int64_t i) const {
@@ -120,15 +123,14 @@ void ModelDrafter::run_pass() {
         budget -= n;
     }
     const float* logits = model_.forward(batch_, kv_, state_, pool_);
-    const int64_t n_vocab = model_.config().n_vocab;
     for (Work& w : work_) {
         if (w.n_fed == 0) continue;
         Cached& c = *w.cached;
         for (int64_t i = 0; i < w.n_fed; ++i)
             c.tokens.push_back(w.token_at(static_cast<int64_t>(c.tokens.size())));
         if (static_cast<int64_t>(c.tokens.size()) < w.n_known()) continue;  // a prompt chunk
-        const std::span<const float> row(logits, static_cast<size_t>(n_vocab));
-        logits += n_vocab;
+        const std::span<const float> row(logits, static_cast<size_t>(vocab_));
+        logits += vocab_;
         const auto best = std::max_element(row.begin(), row.end());
         // log p(best) = logit - log-sum-exp; the softmax itself is never needed. A guess the
         // draft model is unsure of still goes to verification, which costs one batch row,

@@ -28,7 +28,9 @@ int64_t draft_cache_blocks(int64_t engine_blocks, int64_t max_sequences, int64_t
 class ModelDrafter : public Drafter {
   public:
     // Throws kite::Error when `draft`'s vocabulary is not the target's.
-    ModelDrafter(const Model& draft, const DrafterContext& context, int64_t draft_max, float p_min);
+    // Reads the config's draft_max, draft_p_min and draft_vocab.
+    ModelDrafter(const Model& draft, const DrafterContext& context,
+                 const SpeculationConfig& config);
 
     void propose(std::span<const DraftRequest> requests) override;
     void release(int64_t seq_id) override;
@@ -63,6 +65,7 @@ class ModelDrafter : public Drafter {
     int64_t block_size_;
     int64_t max_batch_tokens_;
     float log_p_min_;
+    int64_t vocab_;  // guesses are among token ids 0 .. vocab_ - 1
     KvCache kv_;
     BlockPool blocks_;
     RunState state_;

@@ -29,6 +29,9 @@ struct Batch {
     // Tokens whose next-token logits are wanted, in batch order: usually the last token of
     // each sequence; a speculating sequence wants its pending token and every draft token.
     std::vector<int64_t> logits_rows;
+    // Logits only for token ids below this (0: the whole vocabulary), the first rows of the
+    // output matrix: a draft model's pass that guesses only among the most frequent tokens.
+    int64_t logits_vocab = 0;
 
     void clear() {
         tokens.clear(), positions.clear(), slots.clear(), sequences.clear(), logits_rows.clear();

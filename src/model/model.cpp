@@ -131,6 +131,8 @@ const float* Model::forward(const Batch& b, KvCache& kv, RunState& s, ThreadPool
     if (T > s.max_tokens || R > s.max_logits)
         fail("batch of {} tokens / {} logits rows exceeds the run state ({} / {})", T, R,
              s.max_tokens, s.max_logits);
+    if (b.logits_vocab < 0 || b.logits_vocab > c.n_vocab)
+        fail("logits for the first {} token ids of a vocabulary of {}", b.logits_vocab, c.n_vocab);
 
     for (const BatchSequence& seq : b.sequences)
         for (int64_t t = seq.query_start; t < seq.query_start + seq.query_len; ++t) {
@@ -155,7 +157,9 @@ const float* Model::forward(const Batch& b, KvCache& kv, RunState& s, ThreadPool
     for (int64_t r = 0; r < R; ++r)
         rms_norm(&s.x[b.logits_rows[r] * c.n_embd], weights_.output_norm.data(),
                  &s.xb[r * c.n_embd], c.n_embd, static_cast<float>(c.rms_norm_eps));
-    matmul(weights_.output, s.xb.data(), R, s.logits.data(), s.scratch.data(), pool);
+    WeightMatrix output = weights_.output;  // its first rows are the first ids' logits
+    if (b.logits_vocab > 0) output.rows = b.logits_vocab;
+    matmul(output, s.xb.data(), R, s.logits.data(), s.scratch.data(), pool);
     return s.logits.data();
 }
 

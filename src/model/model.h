@@ -52,7 +52,8 @@ class Model {
         return {config_.n_layers, config_.n_kv_heads, config_.head_dim};
     }
 
-    // Runs the batch; returns logits [batch.logits_rows.size()][n_vocab] inside `state`.
+    // Runs the batch; returns logits [batch.logits_rows.size()][n_vocab] inside `state`
+    // ([...][batch.logits_vocab] where that is set).
     const float* forward(const Batch& batch, KvCache& kv, RunState& state, ThreadPool& pool) const;
 
   private:
