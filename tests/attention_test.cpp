@@ -10,6 +10,7 @@
 
 #include "isa_cap.h"
 #include "kernels/attention.h"
+#include "kernels/attention_kernels.h"
 #include "quant/convert.h"
 #include "quant/hadamard.h"
 
@@ -44,15 +45,16 @@ constexpr TypePair kTypePairs[] = {
     {TensorType::Q8_0, TensorType::F16, true},
 };
 
-// The queries as attention reads them against keys of the pair's type: against Q8_0 keys, as
-// Q8_0 blocks hold them (of the rotated queries where the keys are rotated).
+// The queries as attention reads them against keys of the pair's type: where it scores them
+// in integers, as QueryBlocks hold them (of the rotated queries where the keys are rotated).
 std::vector<float> queries_as_read(std::vector<float> q, TypePair types) {
-    if (types.k != TensorType::Q8_0) return q;
-    if (types.rotated) hadamard32_blocks(q.data(), static_cast<int64_t>(q.size()));
-    std::vector<uint8_t> blocks(row_bytes(TensorType::Q8_0, q.size()));
-    quantize_row(TensorType::Q8_0, q.data(), blocks.data(), q.size());
-    dequantize_row(TensorType::Q8_0, blocks.data(), q.data(), q.size());
-    if (types.rotated) hadamard32_blocks(q.data(), static_cast<int64_t>(q.size()));
+    if (!scores_in_integers(types.k)) return q;
+    const auto n = static_cast<int64_t>(q.size());
+    if (types.rotated) hadamard32_blocks(q.data(), n);
+    std::vector<QueryBlock> blocks(q.size() / kQK);
+    quantize_query(q.data(), blocks.data(), n);
+    dequantize_query(blocks.data(), q.data(), n);
+    if (types.rotated) hadamard32_blocks(q.data(), n);
     return q;
 }
 

@@ -25,6 +25,7 @@ TEST(CliHardening, BadFlagValuesAreUsageErrors) {
     expect_one_line_error(run_kite("run -p hi --top-p inf"), 2, "not a finite number");
     expect_one_line_error(run_kite("bench --peak-gbs nan"), 2, "not a finite number");
     expect_one_line_error(run_kite("bench --bw-size ''"), 2, "not a size");
+    expect_one_line_error(run_kite("run -p hi --draft-vocab -1"), 2, "--draft-vocab");
     // The largest seed is a seed.
     auto r = run_kite("run -p hi -n 1 --seed 18446744073709551615 -t 1");
     EXPECT_EQ(r.exit_code, 0) << r.err;

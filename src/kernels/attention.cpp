@@ -23,14 +23,14 @@ void load_row(const PagedKvRows& rows, int64_t slot, int64_t kv_head, int64_t n,
 // One query head over positions first..last. Online softmax: keep the running maximum m, the
 // running sum of exp(score - m) and the weighted sum of values, rescaling both when m grows.
 // Reports (max, sum) in stats[0..1] when stats is given (AttendHeadsFn).
-// Against Q8_0 keys the query is read as its Q8_0 blocks hold it (AttendHeadsFn): every
+// Where qb is given the query is read as its QueryBlocks hold it (AttendHeadsFn): every
 // product d_q q_i d_k k_i of the kernels' integer scores, summed in another order.
 void attend_head(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, const float* q,
-                 const BlockQ8_0* q8, float* out, int64_t first, int64_t last,
+                 const QueryBlock* qb, float* out, int64_t first, int64_t last,
                  const int32_t* block_table, float scale, float* stats) {
     float acc[kMaxHeadDim] = {}, k[kMaxHeadDim], v[kMaxHeadDim], q_read[kMaxHeadDim];
-    if (q8) {
-        dequantize_row_q8_0(q8, q_read, static_cast<size_t>(head_dim));
+    if (qb) {
+        dequantize_query(qb, q_read, head_dim);
         q = q_read;
     }
     float max_score = -std::numeric_limits<float>::infinity(), sum = 0.0f;
@@ -60,10 +60,10 @@ void attend_head(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, cons
 
 // The scalar reference, for the heads one job attends.
 void attend_heads_scalar(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, int n_q,
-                         const float* q, const BlockQ8_0* q8, float* out, int64_t first,
+                         const float* q, const QueryBlock* qb, float* out, int64_t first,
                          int64_t last, const int32_t* block_table, float scale, float* stats) {
     for (int h = 0; h < n_q; ++h)
-        attend_head(kv, head_dim, kv_head, q + h * head_dim, q8 ? q8 + h * head_dim / kQK : nullptr,
+        attend_head(kv, head_dim, kv_head, q + h * head_dim, qb ? qb + h * head_dim / kQK : nullptr,
                     out + h * head_dim, first, last, block_table, scale,
                     stats ? stats + 2 * h : nullptr);
 }
@@ -103,12 +103,12 @@ const float* queries_for(const PagedKvRows& keys, const AttentionShape& shape, c
     return buffer.data();
 }
 
-// Those queries as Q8_0 blocks in `buffer` where the keys are Q8_0 (AttendHeadsFn), else null.
-const BlockQ8_0* query_blocks_for(const PagedKvRows& keys, const float* queries, int64_t n_values,
-                                  std::vector<BlockQ8_0>& buffer) {
-    if (keys.type != TensorType::Q8_0) return nullptr;
+// Those queries as QueryBlocks in `buffer` where the keys are scored in integers, else null.
+const QueryBlock* query_blocks_for(const PagedKvRows& keys, const float* queries, int64_t n_values,
+                                   std::vector<QueryBlock>& buffer) {
+    if (!scores_in_integers(keys.type)) return nullptr;
     buffer.resize(std::max<size_t>(buffer.size(), static_cast<size_t>(n_values / kQK)));
-    quantize_row_q8_0(queries, buffer.data(), static_cast<size_t>(n_values));
+    quantize_query(queries, buffer.data(), n_values);
     return buffer.data();
 }
 
@@ -194,8 +194,8 @@ void attend_tokens(AttendHeadsFn attend, const PagedKvLayer& kv, const Attention
     float* const stats_data = part_stats.data();
     thread_local std::vector<float> transformed;
     const float* queries = queries_for(kv.k, shape, q, t0, n, transformed);
-    thread_local std::vector<BlockQ8_0> quantized;
-    const BlockQ8_0* query_blocks = query_blocks_for(kv.k, queries, n * width, quantized);
+    thread_local std::vector<QueryBlock> quantized;
+    const QueryBlock* query_blocks = query_blocks_for(kv.k, queries, n * width, quantized);
     // A token within one chunk (most of a prefill) is attended straight into out; the chunks
     // of longer ranges go to the buffer and are merged after.
     pool.parallel_for(n * jobs_per_token, [&](int64_t begin, int64_t end, int) {
@@ -230,14 +230,14 @@ void attend_tokens(AttendHeadsFn attend, const PagedKvLayer& kv, const Attention
 }  // namespace
 
 void add_first_key_scores(const PagedKvRows& k, int64_t kv_head, int64_t head_dim, int n_q,
-                          const float* q, const BlockQ8_0* q8, float scale, float* scores,
+                          const float* q, const QueryBlock* qb, float scale, float* scores,
                           int64_t stride) {
     const float* first = k.first_key + kv_head * head_dim;
     float q_read[kMaxHeadDim];
     for (int h = 0; h < n_q; ++h) {
         const float* qh = q + h * head_dim;
-        if (q8) {
-            dequantize_row_q8_0(q8 + h * head_dim / kQK, q_read, static_cast<size_t>(head_dim));
+        if (qb) {
+            dequantize_query(qb + h * head_dim / kQK, q_read, head_dim);
             qh = q_read;
         }
         float dot = 0.0f;
@@ -259,6 +259,27 @@ void prefetch_block(const PagedKvLayer& kv, int64_t kv_head, const int32_t* bloc
             for (int64_t b = 0; b < rows->head_bytes; b += kLine) __builtin_prefetch(row + b);
             __builtin_prefetch(row + rows->head_bytes - 1);  // a row need not start a line
         }
+}
+
+void quantize_query(const float* x, QueryBlock* y, int64_t n) {
+    for (int64_t b = 0; b < n / kQK; ++b, x += kQK) {
+        float amax = 0.0f;
+        bool finite = true;
+        for (int i = 0; i < kQK; ++i) {
+            amax = std::max(amax, std::fabs(x[i]));
+            finite = finite && std::isfinite(x[i]);
+        }
+        // A NaN or infinite query makes its scores NaN, as float products would.
+        y[b].d = finite ? amax / 32767.0f : std::numeric_limits<float>::quiet_NaN();
+        const float inverse = finite && amax > 0.0f ? 32767.0f / amax : 0.0f;
+        for (int i = 0; i < kQK; ++i)
+            y[b].q[i] = static_cast<int16_t>(std::lrintf(finite ? x[i] * inverse : 0.0f));
+    }
+}
+
+void dequantize_query(const QueryBlock* x, float* y, int64_t n) {
+    for (int64_t b = 0; b < n / kQK; ++b)
+        for (int i = 0; i < kQK; ++i) y[b * kQK + i] = x[b].d * x[b].q[i];
 }
 
 size_t kv_element_index(TensorType type) {

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "kernels/exp_avx2.h"
+#include "kernels/key_bytes.h"
 #include "quant/blocks.h"
 
 namespace kite {
@@ -159,29 +160,31 @@ KITE_AVX2 void add_values(const PagedKvRows& v, int64_t kv_head, int64_t base, i
     }
 }
 
-// Each head's query as the score functions read it: times the attention scale, and against
-// Q8_0 keys as its Q8_0 blocks (AttendHeadsFn).
+// Each head's query as the score functions read it: times the attention scale, and where
+// the keys are scored in integers as its QueryBlocks (AttendHeadsFn).
 struct Queries {
     __m256 v[kMaxGroup][kMaxVecs];  // float keys
-    // Q8_0 keys: each block's bytes, their magnitudes, and its scale times the attention scale.
-    __m256i bytes[kMaxGroup][kMaxBlocks], magnitudes[kMaxGroup][kMaxBlocks];
+    // Integer scores: each block's values 0-15 and 16-31, and its scale times the attention
+    // scale.
+    __m256i words[kMaxGroup][kMaxBlocks][2];
     __m256 d[kMaxGroup][kMaxBlocks];
 };
 
-KITE_AVX2 void prepare_queries(const float* q, const BlockQ8_0* q8, int n_q, int64_t head_dim,
+KITE_AVX2 void prepare_queries(const float* q, const QueryBlock* qb, int n_q, int64_t head_dim,
                                float scale, Queries& qs) {
     for (int h = 0; h < n_q; ++h) {
-        if (q8 == nullptr) {
+        if (qb == nullptr) {
             for (int i = 0; i < head_dim / 8; ++i)
                 qs.v[h][i] =
                     _mm256_mul_ps(_mm256_loadu_ps(q + h * head_dim + 8 * i), _mm256_set1_ps(scale));
             continue;
         }
         for (int b = 0; b < head_dim / kQK; ++b) {
-            const BlockQ8_0& block = q8[h * head_dim / kQK + b];
-            qs.bytes[h][b] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.qs));
-            qs.magnitudes[h][b] = _mm256_abs_epi8(qs.bytes[h][b]);
-            qs.d[h][b] = _mm256_set1_ps(_cvtsh_ss(block.d) * scale);
+            const QueryBlock& block = qb[h * head_dim / kQK + b];
+            for (int half = 0; half < 2; ++half)
+                qs.words[h][b][half] =
+                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.q + 16 * half));
+            qs.d[h][b] = _mm256_set1_ps(block.d * scale);
         }
     }
 }
@@ -236,37 +239,42 @@ KITE_AVX2 void score_block(const PagedKvRows& k, int64_t kv_head, int64_t base, 
     }
 }
 
-// The same for Q8_0 keys against the queries' Q8_0 blocks: per block the 32 byte products
-// (vpmaddubsw takes unsigned times signed bytes, so the query's magnitudes times the key's
-// bytes with the query's signs), then one multiply-add by both blocks' scales. Per 32 values
-// and head that is 6 instructions, where converting the key to floats costs 16 (shared by the
-// heads) and its products 4 more. Bytes are at most 127 in magnitude, so the pairs' int16
-// sums cannot saturate.
-KITE_AVX2 void score_block_q8_0(const PagedKvRows& k, int64_t kv_head, int64_t base, int64_t n,
-                                int n_vecs, int n_q, const Queries& qs,
-                                float (*scores)[kMaxKernelBlock]) {
+// The same for keys of a block type (key_bytes.h) against the QueryBlocks: per block, the
+// key's bytes widened to int16 once for all heads, then per head two vpmaddwd (16 products
+// each, summed in pairs), a conversion and one multiply-add by both blocks' scales: 7
+// instructions per 32 values and head, where widening the key to floats took 16 to 24 (shared
+// by the heads) and its products 4 more. The int32 sums cannot overflow: |key| <= 127,
+// |query| <= 32767, 4 products a lane.
+template <class Bytes>
+KITE_AVX2 void score_block_int(const PagedKvRows& k, int64_t kv_head, int64_t base, int64_t n,
+                               int n_vecs, int n_q, const Queries& qs,
+                               float (*scores)[kMaxKernelBlock]) {
     const int n_blocks = n_vecs / kVecsPerBlock;
-    const __m256i ones = _mm256_set1_epi16(1);
     for (int64_t j0 = 0; j0 < n; j0 += 8) {
         const uint8_t* rows[8];
         key_rows(k, kv_head, base, j0, n, rows);
-        float dk[8][kMaxBlocks];  // the key blocks' scales, converted once for all heads
+        // The keys' values and scales, once for all heads.
+        __m256i keys[kMaxBlocks][8][2];
+        float dk[kMaxBlocks][8];
         for (int j = 0; j < 8; ++j)
-            for (int b = 0; b < n_blocks; ++b)
-                dk[j][b] = _cvtsh_ss(reinterpret_cast<const BlockQ8_0*>(rows[j])[b].d);
+            for (int b = 0; b < n_blocks; ++b) {
+                const auto& block = reinterpret_cast<const typename Bytes::Block*>(rows[j])[b];
+                const __m256i bytes = Bytes::bytes(block);
+                keys[b][j][0] = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(bytes));
+                keys[b][j][1] = _mm256_cvtepi8_epi16(_mm256_extracti128_si256(bytes, 1));
+                dk[b][j] = _cvtsh_ss(block.d);
+            }
         for (int h = 0; h < n_q; ++h) {
             __m256 dot[8];
             for (__m256& x : dot) x = _mm256_setzero_ps();
             for (int b = 0; b < n_blocks; ++b)
                 for (int j = 0; j < 8; ++j) {
-                    const auto* block = reinterpret_cast<const BlockQ8_0*>(rows[j]) + b;
-                    const __m256i key =
-                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block->qs));
-                    const __m256i pairs = _mm256_maddubs_epi16(
-                        qs.magnitudes[h][b], _mm256_sign_epi8(key, qs.bytes[h][b]));
-                    const __m256 sums = _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, ones));
+                    const __m256i sums =
+                        _mm256_add_epi32(_mm256_madd_epi16(keys[b][j][0], qs.words[h][b][0]),
+                                         _mm256_madd_epi16(keys[b][j][1], qs.words[h][b][1]));
                     dot[j] = _mm256_fmadd_ps(
-                        sums, _mm256_mul_ps(_mm256_broadcast_ss(&dk[j][b]), qs.d[h][b]), dot[j]);
+                        _mm256_cvtepi32_ps(sums),
+                        _mm256_mul_ps(_mm256_broadcast_ss(&dk[b][j]), qs.d[h][b]), dot[j]);
                 }
             store_scores(dot, j0, n, scores[h]);
         }
@@ -281,8 +289,8 @@ struct Loaders {
 constexpr Loaders kLoaders[] = {
     {score_block<LoadF32>, add_values<LoadF32>},
     {score_block<LoadF16>, add_values<LoadF16>},
-    {score_block_q8_0, add_values<LoadQ8_0>},
-    {score_block<LoadQ4_0>, add_values<LoadQ4_0>},
+    {score_block_int<BytesQ8_0>, add_values<LoadQ8_0>},
+    {score_block_int<BytesQ4_0>, add_values<LoadQ4_0>},
 };
 static_assert(std::size(kLoaders) == kKvElementTypeCount);
 
@@ -292,7 +300,7 @@ static_assert(std::size(kLoaders) == kKvElementTypeCount);
 // block's scores first, then one rescale of the running sums per block instead of one per
 // position.
 KITE_AVX2 void attend_heads_avx2(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, int n_q,
-                                 const float* q, const BlockQ8_0* q8, float* out, int64_t first,
+                                 const float* q, const QueryBlock* qb, float* out, int64_t first,
                                  int64_t last, const int32_t* block_table, float scale,
                                  float* stats) {
     const int n_vecs = static_cast<int>(head_dim / 8);
@@ -302,7 +310,7 @@ KITE_AVX2 void attend_heads_avx2(const PagedKvLayer& kv, int64_t head_dim, int64
     float scores[kMaxGroup][kMaxKernelBlock];
     const auto score = kLoaders[kv_element_index(kv.k.type)].score;
     const auto add = kLoaders[kv_element_index(kv.v.type)].add_values;
-    prepare_queries(q, q8, n_q, head_dim, scale, qs);
+    prepare_queries(q, qb, n_q, head_dim, scale, qs);
     for (int h = 0; h < n_q; ++h) {
         for (int i = 0; i < n_vecs; ++i) acc[h][i] = _mm256_setzero_ps();
         max_score[h] = -std::numeric_limits<float>::infinity();
@@ -317,7 +325,7 @@ KITE_AVX2 void attend_heads_avx2(const PagedKvLayer& kv, int64_t head_dim, int64
         prefetch_block(kv, kv_head, block_table, end, last);
         score(kv.k, kv_head, base, n, n_vecs, n_q, qs, scores);
         if (start == 0 && kv.k.first_key != nullptr)
-            add_first_key_scores(kv.k, kv_head, head_dim, n_q, q, q8, scale, scores[0],
+            add_first_key_scores(kv.k, kv_head, head_dim, n_q, q, qb, scale, scores[0],
                                  kMaxKernelBlock);
         for (int h = 0; h < n_q; ++h) {
             __m256 top = _mm256_set1_ps(max_score[h]);

@@ -15,6 +15,7 @@
 #include <limits>
 
 #include "kernels/exp_avx512.h"
+#include "kernels/key_bytes.h"
 #include "quant/blocks.h"
 
 namespace kite {
@@ -23,9 +24,9 @@ namespace {
 
 #define KITE_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,f16c,fma")))
 
-// Up to kMaxHeadDim / 16 vectors of 16 floats, or kMaxHeadDim / 64 pairs of quantized blocks.
+// Up to kMaxHeadDim / 16 vectors of 16 floats, or kMaxHeadDim / 32 quantized blocks.
 constexpr int kMaxVecs = kMaxHeadDim / 16;
-constexpr int kMaxPairs = kMaxHeadDim / (2 * kQK);
+constexpr int kMaxBlocks = kMaxHeadDim / kQK;
 
 // Loaders: values 16 i .. 16 i + 15 of one head's row, as floats, one function per KV type.
 // The block formats are converted in registers: no dequantized copy of the cache exists.
@@ -128,49 +129,28 @@ KITE_AVX512 void add_values(const PagedKvRows& v, int64_t kv_head, int64_t base,
     }
 }
 
-// Each head's query as the score functions read it: times the attention scale, and against
-// Q8_0 keys as its Q8_0 blocks (AttendHeadsFn), two blocks to a register.
+// Each head's query as the score functions read it: times the attention scale, and where
+// the keys are scored in integers as its QueryBlocks (AttendHeadsFn).
 struct Queries {
     __m512 v[kMaxGroup][kMaxVecs];  // float keys
-    // Q8_0 keys, per pair of blocks: the query bytes' magnitudes, which of them are negative,
-    // and each block's scale times the attention scale in its 8 lanes of sums. A head of an
-    // odd number of blocks ends in half a pair, the other half zero.
-    __m512i magnitudes[kMaxGroup][kMaxPairs];
-    __mmask64 negative[kMaxGroup][kMaxPairs];
-    __m512 d[kMaxGroup][kMaxPairs];
+    // Integer scores: each block's 32 values, and its scale times the attention scale.
+    __m512i words[kMaxGroup][kMaxBlocks];
+    __m512 d[kMaxGroup][kMaxBlocks];
 };
 
-// 32 bytes per block of a row of n_blocks blocks, blocks 2p and 2p + 1 (zero past the row).
-KITE_AVX512 inline __m512i load_pair(const BlockQ8_0* row, int p, int n_blocks) {
-    const __m512i first =
-        _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row[2 * p].qs)));
-    if (2 * p + 1 == n_blocks) return first;
-    return _mm512_inserti64x4(
-        first, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row[2 * p + 1].qs)), 1);
-}
-
-// Blocks 2p and 2p + 1's scales, times `scale`, each in the 8 lanes its products sum to.
-KITE_AVX512 inline __m512 pair_scales(const BlockQ8_0* row, int p, int n_blocks, float scale) {
-    const float second = 2 * p + 1 < n_blocks ? _cvtsh_ss(row[2 * p + 1].d) : 0.0f;
-    return _mm512_insertf32x8(_mm512_set1_ps(_cvtsh_ss(row[2 * p].d) * scale),
-                              _mm256_set1_ps(second * scale), 1);
-}
-
-KITE_AVX512 void prepare_queries(const float* q, const BlockQ8_0* q8, int n_q, int64_t head_dim,
+KITE_AVX512 void prepare_queries(const float* q, const QueryBlock* qb, int n_q, int64_t head_dim,
                                  float scale, Queries& qs) {
-    const int n_blocks = static_cast<int>(head_dim / kQK);
     for (int h = 0; h < n_q; ++h) {
-        if (q8 == nullptr) {
+        if (qb == nullptr) {
             for (int i = 0; i < head_dim / 16; ++i)
                 qs.v[h][i] = _mm512_mul_ps(_mm512_loadu_ps(q + h * head_dim + 16 * i),
                                            _mm512_set1_ps(scale));
             continue;
         }
-        for (int p = 0; 2 * p < n_blocks; ++p) {
-            const __m512i bytes = load_pair(q8 + h * n_blocks, p, n_blocks);
-            qs.magnitudes[h][p] = _mm512_abs_epi8(bytes);
-            qs.negative[h][p] = _mm512_movepi8_mask(bytes);
-            qs.d[h][p] = pair_scales(q8 + h * n_blocks, p, n_blocks, scale);
+        for (int b = 0; b < head_dim / kQK; ++b) {
+            const QueryBlock& block = qb[h * head_dim / kQK + b];
+            qs.words[h][b] = _mm512_loadu_si512(block.q);
+            qs.d[h][b] = _mm512_set1_ps(block.d * scale);
         }
     }
 }
@@ -202,36 +182,38 @@ KITE_AVX512 void score_block(const PagedKvRows& k, int64_t kv_head, int64_t base
     }
 }
 
-// The same for Q8_0 keys against the queries' Q8_0 blocks, two blocks at a time: the 64 byte
-// products (vpmaddubsw takes unsigned times signed bytes, so the query's magnitudes times the
-// key's bytes, negated where the query's are negative), then one multiply-add by the blocks'
-// scales. Bytes are at most 127 in magnitude, so the pairs' int16 sums cannot saturate.
-KITE_AVX512 void score_block_q8_0(const PagedKvRows& k, int64_t kv_head, int64_t base, int64_t n,
-                                  int n_vecs, int n_q, const Queries& qs,
-                                  float (*scores)[kMaxKernelBlock]) {
-    const int n_blocks = n_vecs / 2, n_pairs = (n_blocks + 1) / 2;
-    const __m512i ones = _mm512_set1_epi16(1), zero = _mm512_setzero_si512();
-    __m512i keys[16][kMaxPairs];
-    __m512 dk[16][kMaxPairs];  // the key blocks' scales, converted once for all heads
+// The same for keys of a block type (key_bytes.h) against the QueryBlocks: per block, the
+// key's bytes widened to int16 once for all heads, then per head one vpmaddwd (32 products,
+// summed in pairs), a conversion and one multiply-add by both blocks' scales. The int32 sums
+// cannot overflow: |key| <= 127, |query| <= 32767, 2 products a lane.
+template <class Bytes>
+KITE_AVX512 void score_block_int(const PagedKvRows& k, int64_t kv_head, int64_t base, int64_t n,
+                                 int n_vecs, int n_q, const Queries& qs,
+                                 float (*scores)[kMaxKernelBlock]) {
+    using Block = typename Bytes::Block;
+    const int n_blocks = n_vecs / 2;
+    __m512i keys[16][kMaxBlocks];
+    float dk[16][kMaxBlocks];  // the key blocks' scales, converted once for all heads
     for (int64_t j0 = 0; j0 < n; j0 += 16) {
         const int64_t m = std::min<int64_t>(16, n - j0);
         for (int64_t j = 0; j < 16; ++j) {
-            const auto* row = reinterpret_cast<const BlockQ8_0*>(k.row(base + j0 + j, kv_head));
-            for (int p = 0; p < n_pairs; ++p) {
-                keys[j][p] = j < m ? load_pair(row, p, n_blocks) : zero;
-                dk[j][p] = j < m ? pair_scales(row, p, n_blocks, 1.0f) : _mm512_setzero_ps();
+            // Past the block's end the first key stands in (its scores are never read).
+            const auto* row =
+                reinterpret_cast<const Block*>(k.row(base + j0 + (j < m ? j : 0), kv_head));
+            for (int b = 0; b < n_blocks; ++b) {
+                keys[j][b] = _mm512_cvtepi8_epi16(Bytes::bytes(row[b]));
+                dk[j][b] = _cvtsh_ss(row[b].d);
             }
         }
         for (int h = 0; h < n_q; ++h) {
             __m512 dot[16];
             for (__m512& x : dot) x = _mm512_setzero_ps();
-            for (int p = 0; p < n_pairs; ++p)
+            for (int b = 0; b < n_blocks; ++b)
                 for (int j = 0; j < 16; ++j) {
-                    const __m512i signed_key =
-                        _mm512_mask_sub_epi8(keys[j][p], qs.negative[h][p], zero, keys[j][p]);
-                    const __m512i pairs = _mm512_maddubs_epi16(qs.magnitudes[h][p], signed_key);
-                    const __m512 sums = _mm512_cvtepi32_ps(_mm512_madd_epi16(pairs, ones));
-                    dot[j] = _mm512_fmadd_ps(sums, _mm512_mul_ps(dk[j][p], qs.d[h][p]), dot[j]);
+                    const __m512i sums = _mm512_madd_epi16(keys[j][b], qs.words[h][b]);
+                    dot[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums),
+                                             _mm512_mul_ps(_mm512_set1_ps(dk[j][b]), qs.d[h][b]),
+                                             dot[j]);
                 }
             _mm512_storeu_ps(scores[h] + j0, sum_lanes16(dot));
         }
@@ -246,8 +228,8 @@ struct Loaders {
 constexpr Loaders kLoaders[] = {
     {score_block<load16_f32>, add_values<load16_f32>},
     {score_block<load16_f16>, add_values<load16_f16>},
-    {score_block_q8_0, add_values<load16_q8_0>},
-    {score_block<load16_q4_0>, add_values<load16_q4_0>},
+    {score_block_int<BytesQ8_0>, add_values<load16_q8_0>},
+    {score_block_int<BytesQ4_0>, add_values<load16_q4_0>},
 };
 static_assert(std::size(kLoaders) == kKvElementTypeCount);
 
@@ -256,7 +238,7 @@ static_assert(std::size(kLoaders) == kKvElementTypeCount);
 // The scalar reference's computation for n_q heads of one KV head, a KV block at a time: the
 // block's scores first, then one rescale of the running sums per block instead of one per position.
 KITE_AVX512 void attend_heads_avx512(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head,
-                                     int n_q, const float* q, const BlockQ8_0* q8, float* out,
+                                     int n_q, const float* q, const QueryBlock* qb, float* out,
                                      int64_t first, int64_t last, const int32_t* block_table,
                                      float scale, float* stats) {
     const int n_vecs = static_cast<int>(head_dim / 16);
@@ -266,7 +248,7 @@ KITE_AVX512 void attend_heads_avx512(const PagedKvLayer& kv, int64_t head_dim, i
     float scores[kMaxGroup][kMaxKernelBlock];
     const auto score = kLoaders[kv_element_index(kv.k.type)].score;
     const auto add = kLoaders[kv_element_index(kv.v.type)].add_values;
-    prepare_queries(q, q8, n_q, head_dim, scale, qs);
+    prepare_queries(q, qb, n_q, head_dim, scale, qs);
     for (int h = 0; h < n_q; ++h) {
         for (int i = 0; i < n_vecs; ++i) acc[h][i] = _mm512_setzero_ps();
         max_score[h] = -std::numeric_limits<float>::infinity();
@@ -281,7 +263,7 @@ KITE_AVX512 void attend_heads_avx512(const PagedKvLayer& kv, int64_t head_dim, i
         prefetch_block(kv, kv_head, block_table, end, last);
         score(kv.k, kv_head, base, n, n_vecs, n_q, qs, scores);
         if (start == 0 && kv.k.first_key != nullptr)
-            add_first_key_scores(kv.k, kv_head, head_dim, n_q, q, q8, scale, scores[0],
+            add_first_key_scores(kv.k, kv_head, head_dim, n_q, q, qb, scale, scores[0],
                                  kMaxKernelBlock);
         for (int h = 0; h < n_q; ++h) {
             float block_max = max_score[h];

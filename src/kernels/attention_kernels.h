@@ -25,22 +25,41 @@ constexpr size_t kKvElementTypeCount = std::size(kKvElementTypes);
 // A type's position in kKvElementTypes; kite::Error for a type the kernels do not read.
 size_t kv_element_index(TensorType type);
 
+// 32 values of a query as int16 with one scale, x = d * q: what the kernels' integer scores
+// against Q8_0 and Q4_0 keys multiply. 16 bits round the query by at most 1/65534 of its
+// block's largest value, where 8 (llama.cpp's Q8_0 queries) cost Qwen2.5-Coder-0.5B 1.6% of
+// perplexity more over a q4_0 cache; and vpmaddwd multiplies 16 key values (bytes widened
+// once for all heads) by 16 of these in one instruction, as vpmaddubsw does 32 bytes.
+struct QueryBlock {
+    float d;
+    int16_t q[kQK];
+};
+
+// n values (a multiple of kQK) to n / kQK blocks, and back.
+void quantize_query(const float* x, QueryBlock* y, int64_t n);
+void dequantize_query(const QueryBlock* x, float* y, int64_t n);
+
+// Whether attention scores keys of this type against QueryBlocks (AttendHeadsFn).
+inline bool scores_in_integers(TensorType key_type) {
+    return key_type == TensorType::Q8_0 || key_type == TensorType::Q4_0;
+}
+
 // Attention of n_q <= kMaxGroup query heads that share KV head kv_head, over positions
 // first..last: q and out are their rows, head_dim apart, as paged_attention defines them.
-// Against Q8_0 keys, q8 holds the same rows as Q8_0 blocks (quantize_row_q8_0) and the scores
-// are theirs: integer products of the query's and the key's bytes, as llama.cpp computes them,
-// and on every instruction set the same query (null for other key types). With `stats`, head h's
-// softmax is also reported for merging with other position ranges: stats[2h] the largest scaled
-// score, stats[2h + 1] the sum of exp(score - that maximum).
+// Where scores_in_integers(key type), qb holds the same rows as QueryBlocks and the scores
+// are theirs, on every instruction set (null for other key types): integer products of the
+// query's and the key's values, times both scales. With `stats`, head h's softmax is also reported
+// for merging with other position ranges: stats[2h] the largest scaled score, stats[2h + 1] the sum
+// of exp(score - that maximum).
 using AttendHeadsFn = void (*)(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, int n_q,
-                               const float* q, const BlockQ8_0* q8, float* out, int64_t first,
+                               const float* q, const QueryBlock* qb, float* out, int64_t first,
                                int64_t last, const int32_t* block_table, float scale, float* stats);
 
 // The SIMD kernels' share of PagedKvRows::first_key, for a block of positions starting at a
 // sequence's position 0: adds scale * q_h . first_key to the score of position 0 of each of
-// the n_q heads, scores[h * stride] (with q8's queries where q8 is given).
+// the n_q heads, scores[h * stride] (with qb's queries where qb is given).
 void add_first_key_scores(const PagedKvRows& k, int64_t kv_head, int64_t head_dim, int n_q,
-                          const float* q, const BlockQ8_0* q8, float scale, float* scores,
+                          const float* q, const QueryBlock* qb, float scale, float* scores,
                           int64_t stride);
 
 // Asks the caches for KV head kv_head's key and value rows of the block holding position
@@ -54,13 +73,13 @@ void prefetch_block(const PagedKvLayer& kv, int64_t kv_head, const int32_t* bloc
 #if defined(__x86_64__)
 // head_dim a multiple of 16, block_size <= kMaxKernelBlock.
 void attend_heads_avx512(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, int n_q,
-                         const float* q, const BlockQ8_0* q8, float* out, int64_t first,
+                         const float* q, const QueryBlock* qb, float* out, int64_t first,
                          int64_t last, const int32_t* block_table, float scale, float* stats);
 
 // head_dim a multiple of 8, block_size <= kMaxKernelBlock.
 void attend_heads_avx2(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_head, int n_q,
-                       const float* q, const BlockQ8_0* q8, float* out, int64_t first, int64_t last,
-                       const int32_t* block_table, float scale, float* stats);
+                       const float* q, const QueryBlock* qb, float* out, int64_t first,
+                       int64_t last, const int32_t* block_table, float scale, float* stats);
 #endif
 
 }  // namespace kite
