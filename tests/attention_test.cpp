@@ -47,12 +47,12 @@ constexpr TypePair kTypePairs[] = {
 
 // The queries as attention reads them against keys of the pair's type: where it scores them
 // in integers, as QueryBlocks hold them (of the rotated queries where the keys are rotated).
-std::vector<float> queries_as_read(std::vector<float> q, TypePair types) {
+std::vector<float> queries_as_read(std::vector<float> q, TypePair types, int64_t head_dim) {
     if (!scores_in_integers(types.k)) return q;
     const auto n = static_cast<int64_t>(q.size());
     if (types.rotated) hadamard32_blocks(q.data(), n);
     std::vector<QueryBlock> blocks(q.size() / kQK);
-    quantize_query(q.data(), blocks.data(), n);
+    quantize_query(q.data(), blocks.data(), n, head_dim);
     dequantize_query(blocks.data(), q.data(), n);
     if (types.rotated) hadamard32_blocks(q.data(), n);
     return q;
@@ -153,7 +153,7 @@ TEST_P(AttentionTest, PagedMatchesDirectSoftmax) {
         std::vector<float> q(T * H * d);
         for (float& x : q) x = 2.0f * normal(rng);
         const std::vector<double> expected = direct_attention(
-            queries_as_read(q, types), k.held, v.held, positions, T, H, Hkv, d, 0.125);
+            queries_as_read(q, types, d), k.held, v.held, positions, T, H, Hkv, d, 0.125);
         const PagedKvLayer layer{k.rows(), v.rows(), bs};
         ThreadPool pool(GetParam().threads);
         std::vector<float> scalar;
@@ -194,7 +194,7 @@ TEST(PagedAttentionFirsts, EachTokenStartsAtItsFirstPosition) {
         const CachedRows k(types.k, types.rotated, keys, table, bs, ctx, Hkv, d);
         const CachedRows v(types.v, types.rotated, vals, table, bs, ctx, Hkv, d);
         const std::vector<double> expected = direct_attention(
-            queries_as_read(q, types), k.held, v.held, positions, T, H, Hkv, d, 0.125, firsts);
+            queries_as_read(q, types, d), k.held, v.held, positions, T, H, Hkv, d, 0.125, firsts);
         for (Isa isa : test::supported_isas()) {
             test::ScopedIsaCap cap(isa);
             std::vector<float> out(T * H * d, NAN);
@@ -235,7 +235,7 @@ TEST(PagedAttentionFirstKey, IsAddedToPositionZeroAlone) {
             if (types.rotated) hadamard32_blocks(added.data(), width);
             for (int64_t i = 0; i < width; ++i) held[i] += added[i];
             const std::vector<double> expected = direct_attention(
-                queries_as_read(q, types), held, v.held, positions, T, H, Hkv, d, 0.125, firsts);
+                queries_as_read(q, types, d), held, v.held, positions, T, H, Hkv, d, 0.125, firsts);
             PagedKvRows key_rows = k.rows();
             key_rows.first_key = first.data();
             for (Isa isa : test::supported_isas()) {
@@ -288,8 +288,8 @@ TEST(PagedAttentionChunks, SplitDecodeMatchesDirectSoftmax) {
                     firsts[t] = std::max(c.firsts[t],
                                          c.window ? c.positions[t] - c.window + 1 : int64_t{0});
                 const std::vector<double> expected =
-                    direct_attention(queries_as_read(q, types), k.held, v.held, c.positions, T, H,
-                                     Hkv, d, 0.125, firsts);
+                    direct_attention(queries_as_read(q, types, d), k.held, v.held, c.positions, T,
+                                     H, Hkv, d, 0.125, firsts);
                 for (Isa isa : test::supported_isas()) {
                     test::ScopedIsaCap cap(isa);
                     std::vector<float> out(T * H * d, NAN);

@@ -105,10 +105,10 @@ const float* queries_for(const PagedKvRows& keys, const AttentionShape& shape, c
 
 // Those queries as QueryBlocks in `buffer` where the keys are scored in integers, else null.
 const QueryBlock* query_blocks_for(const PagedKvRows& keys, const float* queries, int64_t n_values,
-                                   std::vector<QueryBlock>& buffer) {
+                                   int64_t head_dim, std::vector<QueryBlock>& buffer) {
     if (!scores_in_integers(keys.type)) return nullptr;
     buffer.resize(std::max<size_t>(buffer.size(), static_cast<size_t>(n_values / kQK)));
-    quantize_query(queries, buffer.data(), n_values);
+    quantize_query(queries, buffer.data(), n_values, head_dim);
     return buffer.data();
 }
 
@@ -195,7 +195,8 @@ void attend_tokens(AttendHeadsFn attend, const PagedKvLayer& kv, const Attention
     thread_local std::vector<float> transformed;
     const float* queries = queries_for(kv.k, shape, q, t0, n, transformed);
     thread_local std::vector<QueryBlock> quantized;
-    const QueryBlock* query_blocks = query_blocks_for(kv.k, queries, n * width, quantized);
+    const QueryBlock* query_blocks =
+        query_blocks_for(kv.k, queries, n * width, shape.head_dim, quantized);
     // A token within one chunk (most of a prefill) is attended straight into out; the chunks
     // of longer ranges go to the buffer and are merged after.
     pool.parallel_for(n * jobs_per_token, [&](int64_t begin, int64_t end, int) {
@@ -261,19 +262,22 @@ void prefetch_block(const PagedKvLayer& kv, int64_t kv_head, const int32_t* bloc
         }
 }
 
-void quantize_query(const float* x, QueryBlock* y, int64_t n) {
-    for (int64_t b = 0; b < n / kQK; ++b, x += kQK) {
+void quantize_query(const float* x, QueryBlock* y, int64_t n, int64_t head_dim) {
+    for (int64_t h = 0; h < n / head_dim; ++h, x += head_dim, y += head_dim / kQK) {
         float amax = 0.0f;
         bool finite = true;
-        for (int i = 0; i < kQK; ++i) {
+        for (int64_t i = 0; i < head_dim; ++i) {
             amax = std::max(amax, std::fabs(x[i]));
             finite = finite && std::isfinite(x[i]);
         }
         // A NaN or infinite query makes its scores NaN, as float products would.
-        y[b].d = finite ? amax / 32767.0f : std::numeric_limits<float>::quiet_NaN();
+        const float d = finite ? amax / 32767.0f : std::numeric_limits<float>::quiet_NaN();
         const float inverse = finite && amax > 0.0f ? 32767.0f / amax : 0.0f;
-        for (int i = 0; i < kQK; ++i)
-            y[b].q[i] = static_cast<int16_t>(std::lrintf(finite ? x[i] * inverse : 0.0f));
+        for (int64_t i = 0; i < head_dim; ++i) {
+            y[i / kQK].d = d;
+            y[i / kQK].q[i % kQK] =
+                static_cast<int16_t>(std::lrintf(finite ? x[i] * inverse : 0.0f));
+        }
     }
 }
 

@@ -164,10 +164,10 @@ KITE_AVX2 void add_values(const PagedKvRows& v, int64_t kv_head, int64_t base, i
 // the keys are scored in integers as its QueryBlocks (AttendHeadsFn).
 struct Queries {
     __m256 v[kMaxGroup][kMaxVecs];  // float keys
-    // Integer scores: each block's values 0-15 and 16-31, and its scale times the attention
-    // scale.
+    // Integer scores: each block's values 0-15 and 16-31, and the head's scale times the
+    // attention scale.
     __m256i words[kMaxGroup][kMaxBlocks][2];
-    __m256 d[kMaxGroup][kMaxBlocks];
+    __m256 d[kMaxGroup];
 };
 
 KITE_AVX2 void prepare_queries(const float* q, const QueryBlock* qb, int n_q, int64_t head_dim,
@@ -184,8 +184,8 @@ KITE_AVX2 void prepare_queries(const float* q, const QueryBlock* qb, int n_q, in
             for (int half = 0; half < 2; ++half)
                 qs.words[h][b][half] =
                     _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.q + 16 * half));
-            qs.d[h][b] = _mm256_set1_ps(block.d * scale);
         }
+        qs.d[h] = _mm256_set1_ps(qb[h * head_dim / kQK].d * scale);
     }
 }
 
@@ -196,11 +196,13 @@ KITE_AVX2 inline void key_rows(const PagedKvRows& k, int64_t kv_head, int64_t ba
     for (int64_t j = 0; j < 8; ++j) rows[j] = k.row(base + j0 + (j0 + j < n ? j : 0), kv_head);
 }
 
-// Scores 8 positions' sums into scores[j0 ..], -inf past the block's n positions.
-KITE_AVX2 inline void store_scores(const __m256 dot[8], int64_t j0, int64_t n, float* scores) {
+// Scores 8 positions' sums times `scale` into scores[j0 ..], -inf past the block's n
+// positions.
+KITE_AVX2 inline void store_scores(const __m256 dot[8], __m256 scale, int64_t j0, int64_t n,
+                                   float* scores) {
     const __m256 minus_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
-    _mm256_storeu_ps(scores + j0,
-                     _mm256_blendv_ps(minus_inf, sum_lanes8(dot), first_lanes(n - j0)));
+    _mm256_storeu_ps(scores + j0, _mm256_blendv_ps(minus_inf, _mm256_mul_ps(sum_lanes8(dot), scale),
+                                                   first_lanes(n - j0)));
 }
 
 // scores[h][j] = q_h . K[base + j] for the n positions of a block, 8 at a time, each head's
@@ -234,17 +236,17 @@ KITE_AVX2 void score_block(const PagedKvRows& k, int64_t kv_head, int64_t base, 
             for (int i = 1; i < n_vecs; ++i)
                 for (int j = 0; j < 8; ++j)
                     dot[j] = _mm256_fmadd_ps(qs.v[h][i], _mm256_loadu_ps(keys[j] + 8 * i), dot[j]);
-            store_scores(dot, j0, n, scores[h]);
+            store_scores(dot, _mm256_set1_ps(1.0f), j0, n, scores[h]);
         }
     }
 }
 
 // The same for keys of a block type (key_bytes.h) against the QueryBlocks: per block, the
 // key's bytes widened to int16 once for all heads, then per head two vpmaddwd (16 products
-// each, summed in pairs), a conversion and one multiply-add by both blocks' scales: 7
-// instructions per 32 values and head, where widening the key to floats took 16 to 24 (shared
-// by the heads) and its products 4 more. The int32 sums cannot overflow: |key| <= 127,
-// |query| <= 32767, 4 products a lane.
+// each, summed in pairs), a conversion and one multiply-add by the key block's scale: 5
+// instructions per 32 values and head (the head's query scale comes once per score), where
+// widening the key to floats took 16 to 24 (shared by the heads) and its products 4 more.
+// The int32 sums cannot overflow: |key| <= 127, |query| <= 32767, 4 products a lane.
 template <class Bytes>
 KITE_AVX2 void score_block_int(const PagedKvRows& k, int64_t kv_head, int64_t base, int64_t n,
                                int n_vecs, int n_q, const Queries& qs,
@@ -272,11 +274,10 @@ KITE_AVX2 void score_block_int(const PagedKvRows& k, int64_t kv_head, int64_t ba
                     const __m256i sums =
                         _mm256_add_epi32(_mm256_madd_epi16(keys[b][j][0], qs.words[h][b][0]),
                                          _mm256_madd_epi16(keys[b][j][1], qs.words[h][b][1]));
-                    dot[j] = _mm256_fmadd_ps(
-                        _mm256_cvtepi32_ps(sums),
-                        _mm256_mul_ps(_mm256_broadcast_ss(&dk[b][j]), qs.d[h][b]), dot[j]);
+                    dot[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums),
+                                             _mm256_broadcast_ss(&dk[b][j]), dot[j]);
                 }
-            store_scores(dot, j0, n, scores[h]);
+            store_scores(dot, qs.d[h], j0, n, scores[h]);
         }
     }
 }

@@ -133,9 +133,9 @@ KITE_AVX512 void add_values(const PagedKvRows& v, int64_t kv_head, int64_t base,
 // the keys are scored in integers as its QueryBlocks (AttendHeadsFn).
 struct Queries {
     __m512 v[kMaxGroup][kMaxVecs];  // float keys
-    // Integer scores: each block's 32 values, and its scale times the attention scale.
+    // Integer scores: each block's 32 values, and the head's scale times the attention scale.
     __m512i words[kMaxGroup][kMaxBlocks];
-    __m512 d[kMaxGroup][kMaxBlocks];
+    __m512 d[kMaxGroup];
 };
 
 KITE_AVX512 void prepare_queries(const float* q, const QueryBlock* qb, int n_q, int64_t head_dim,
@@ -150,8 +150,8 @@ KITE_AVX512 void prepare_queries(const float* q, const QueryBlock* qb, int n_q, 
         for (int b = 0; b < head_dim / kQK; ++b) {
             const QueryBlock& block = qb[h * head_dim / kQK + b];
             qs.words[h][b] = _mm512_loadu_si512(block.q);
-            qs.d[h][b] = _mm512_set1_ps(block.d * scale);
         }
+        qs.d[h] = _mm512_set1_ps(qb[h * head_dim / kQK].d * scale);
     }
 }
 
@@ -184,7 +184,8 @@ KITE_AVX512 void score_block(const PagedKvRows& k, int64_t kv_head, int64_t base
 
 // The same for keys of a block type (key_bytes.h) against the QueryBlocks: per block, the
 // key's bytes widened to int16 once for all heads, then per head one vpmaddwd (32 products,
-// summed in pairs), a conversion and one multiply-add by both blocks' scales. The int32 sums
+// summed in pairs), a conversion and one multiply-add by the key block's scale (the head's
+// query scale comes once per score). The int32 sums
 // cannot overflow: |key| <= 127, |query| <= 32767, 2 products a lane.
 template <class Bytes>
 KITE_AVX512 void score_block_int(const PagedKvRows& k, int64_t kv_head, int64_t base, int64_t n,
@@ -211,11 +212,10 @@ KITE_AVX512 void score_block_int(const PagedKvRows& k, int64_t kv_head, int64_t 
             for (int b = 0; b < n_blocks; ++b)
                 for (int j = 0; j < 16; ++j) {
                     const __m512i sums = _mm512_madd_epi16(keys[j][b], qs.words[h][b]);
-                    dot[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums),
-                                             _mm512_mul_ps(_mm512_set1_ps(dk[j][b]), qs.d[h][b]),
-                                             dot[j]);
+                    dot[j] =
+                        _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), _mm512_set1_ps(dk[j][b]), dot[j]);
                 }
-            _mm512_storeu_ps(scores[h] + j0, sum_lanes16(dot));
+            _mm512_storeu_ps(scores[h] + j0, _mm512_mul_ps(sum_lanes16(dot), qs.d[h]));
         }
     }
 }

@@ -26,17 +26,19 @@ constexpr size_t kKvElementTypeCount = std::size(kKvElementTypes);
 size_t kv_element_index(TensorType type);
 
 // 32 values of a query as int16 with one scale, x = d * q: what the kernels' integer scores
-// against Q8_0 and Q4_0 keys multiply. 16 bits round the query by at most 1/65534 of its
-// block's largest value, where 8 (llama.cpp's Q8_0 queries) cost Qwen2.5-Coder-0.5B 1.6% of
-// perplexity more over a q4_0 cache; and vpmaddwd multiplies 16 key values (bytes widened
-// once for all heads) by 16 of these in one instruction, as vpmaddubsw does 32 bytes.
+// against Q8_0 and Q4_0 keys multiply. All blocks of a head share its scale, so the kernels
+// apply it once per score, not per block: 16 bits still round the query by at most 1/65534 of
+// the head's largest value, far below the keys' own rounding (llama.cpp's 8-bit Q8_0 queries
+// round by 1/254 of each block's). Per head, two vpmaddwd and an add give a block's 32
+// products, where 8-bit queries need a sign, vpmaddubsw and vpmaddwd.
 struct QueryBlock {
     float d;
     int16_t q[kQK];
 };
 
-// n values (a multiple of kQK) to n / kQK blocks, and back.
-void quantize_query(const float* x, QueryBlock* y, int64_t n);
+// n values (a multiple of head_dim, itself of kQK) to n / kQK blocks, one scale per head_dim
+// values; and back.
+void quantize_query(const float* x, QueryBlock* y, int64_t n, int64_t head_dim);
 void dequantize_query(const QueryBlock* x, float* y, int64_t n);
 
 // Whether attention scores keys of this type against QueryBlocks (AttendHeadsFn).
