@@ -206,8 +206,8 @@ KITE_AVX2 inline void store_scores(const __m256 dot[8], __m256 scale, int64_t j0
 }
 
 // scores[h][j] = q_h . K[base + j] for the n positions of a block, 8 at a time, each head's
-// 8 products summed across lanes together. F32 keys are read where they are; other types are
-// converted once for all heads.
+// 8 products summed across lanes together, for float keys: F32 keys are read where they are,
+// F16 keys converted once for all heads (the block types are scored in integers below).
 template <class Load>
 KITE_AVX2 void score_block(const PagedKvRows& k, int64_t kv_head, int64_t base, int64_t n,
                            int n_vecs, int n_q, const Queries& qs,

@@ -155,8 +155,9 @@ KITE_AVX512 void prepare_queries(const float* q, const QueryBlock* qb, int n_q, 
     }
 }
 
-// scores[h][j] = q_h . K[base + j] for the n positions of a block, 16 at a time: their keys
-// converted once for all heads, and each head's 16 products summed across lanes together.
+// scores[h][j] = q_h . K[base + j] for the n positions of a block, 16 at a time, for float
+// keys: converted once for all heads, and each head's 16 products summed across lanes together
+// (the block types are scored in integers below).
 template <Load16 Load>
 KITE_AVX512 void score_block(const PagedKvRows& k, int64_t kv_head, int64_t base, int64_t n,
                              int n_vecs, int n_q, const Queries& qs,
