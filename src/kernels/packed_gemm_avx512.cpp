@@ -247,19 +247,20 @@ KITE_AVX512 void k_tile(const WeightMatrix& w, const uint8_t* groups, const uint
         __m512i mins[G][C];
         for (int g = 0; g < G; ++g)
             for (int c = 0; c < C; ++c) mins[g][c] = _mm512_setzero_si512();
-        for (int k = 0; k < 8; ++k)
+        for (int k = 0; k < l.mins / 2; ++k) {
+            __m512i sums[C];
+            for (int c = 0; c < C; ++c) sums[c] = _mm512_set1_epi32(min_pair_sums(x[c][b], l, k));
             for (int g = 0; g < G; ++g) {
                 const __m512i m = _mm512_cvtepi8_epi16(_mm256_loadu_si256(
                     reinterpret_cast<const __m256i*>(sb[g] + l.min_offset() + 2 * kRows * k)));
-                for (int c = 0; c < C; ++c) {
-                    int32_t sums;
-                    std::memcpy(&sums, x[c][b].bsums + 2 * k, 4);
-                    mins[g][c] = _mm512_dpwssd_epi32(mins[g][c], m, _mm512_set1_epi32(sums));
-                }
+                for (int c = 0; c < C; ++c)
+                    mins[g][c] = _mm512_dpwssd_epi32(mins[g][c], m, sums[c]);
             }
+        }
         for (int g = 0; g < G; ++g) {
-            const __m512 d = _mm512_loadu_ps(sb[g] + l.d_offset());
-            const __m512 dmin = _mm512_loadu_ps(sb[g] + l.dmin_offset());
+            const __m512 d = load_f16x16(reinterpret_cast<const uint16_t*>(sb[g] + l.d_offset()));
+            const __m512 dmin =
+                load_f16x16(reinterpret_cast<const uint16_t*>(sb[g] + l.dmin_offset()));
             for (int c = 0; c < C; ++c) {
                 const __m512 dx = _mm512_set1_ps(x[c][b].d);
                 acc[g][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(scaled[g][c]), _mm512_mul_ps(d, dx),
