@@ -207,8 +207,8 @@ KITE_AVX512 inline __m512i load_min_pair(const uint8_t* sb, int k) {
 
 // G groups times C tokens of K-quant weights against Q8_K activations. Per sub-block, VNNI
 // sums of levels times activations, multiplied by the rows' scales into one int32 per (group,
-// token); per super-block, the minimums times the activations' sums of 16 (vpdpwssd), then
-// both scaled to float once.
+// token); per super-block, the minimums times the activations' sums of 16 or 32 values
+// (vpdpwssd), then both scaled to float once.
 template <TensorType T, int G, int C, bool kStream>
 KITE_AVX512 void k_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
                         size_t act_bytes, int64_t g0, int64_t t0, float* y) {
