@@ -14,7 +14,7 @@ namespace {
 struct KRow {
     uint8_t q[256];
     int8_t scale[16];  // per sub-block
-    int8_t min[16];    // per 16 values
+    int8_t min[16];    // per 16 values (Q4_K, Q5_K; Q6_K's are its scales)
     float d, dmin;
 };
 
@@ -41,7 +41,7 @@ KRow scale_min_row(const Block& b) {
 // Q6_K: d * scale * (q - 32) = d * scale * q - 32 d * scale.
 KRow q6_k_row(const BlockQ6_K& b) {
     KRow k{};
-    for (int s = 0; s < 16; ++s) k.scale[s] = k.min[s] = b.scales[s];
+    for (int s = 0; s < 16; ++s) k.scale[s] = b.scales[s];
     for (int j = 0; j < 8; ++j)  // 32 values each
         for (int l = 0; l < 32; ++l) {
             const int low = (b.ql[64 * (j / 4) + 32 * (j % 2) + l] >> (4 * (j / 2 % 2))) & 0x0f;
