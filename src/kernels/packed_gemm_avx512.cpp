@@ -264,7 +264,7 @@ KITE_AVX512 void k_tile(const WeightMatrix& w, const uint8_t* groups, const uint
         __m512i mins[G][C];
         for (int g = 0; g < G; ++g)
             for (int c = 0; c < C; ++c) mins[g][c] = _mm512_setzero_si512();
-        for (int k = 0; k < l.mins / 2; ++k) {
+        for (int k = 0; k < l.sub_blocks / 2; ++k) {
             __m512i sums[C];
             for (int c = 0; c < C; ++c) sums[c] = _mm512_set1_epi32(min_pair_sums(x[c][b], l, k));
             for (int g = 0; g < G; ++g) {

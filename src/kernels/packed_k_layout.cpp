@@ -91,7 +91,7 @@ void pack_k_row(const KRow& k, const KLayout& l, int64_t r, uint8_t* sb) {
         sb[l.scale_offset() + s * R + r] = static_cast<uint8_t>(k.scale[s]);
     for (int t = 0; t < l.stored_mins(); ++t)  // a 32-value minimum is both 16-value slots
         sb[l.min_offset() + ((t / 2) * R + r) * 2 + t % 2] =
-            static_cast<uint8_t>(k.min[t * 16 / l.mins]);
+            static_cast<uint8_t>(k.min[t * 16 / l.sub_blocks]);
     // Exact: d and dmin are the file's f16 values (Q6_K's dmin 32 d, a power-of-two multiple).
     const uint16_t d = f32_to_f16(k.d), dmin = f32_to_f16(k.dmin);
     std::memcpy(sb + l.d_offset() + 2 * r, &d, 2);

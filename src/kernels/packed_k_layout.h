@@ -38,16 +38,15 @@ constexpr bool is_k_quant(TensorType t) {
 struct KLayout {
     int64_t rows;          // R
     int bits;              // 4, 5 or 6
-    int sub_blocks;        // 8 (32 values each) or 16 (16 values each)
+    int sub_blocks;        // 8 (32 values each) or 16 (16 values each), a minimum each
     int64_t high_regs;     // registers of high bits: 0, 8 or 16
-    int mins;              // minimums per super-block: 8 (32 values each) or 16 (16 values each)
     bool mins_are_scales;  // Q6_K: minimum t is scale t (with dmin = 32 d), so none is stored
 
     constexpr int64_t nibble_bytes() const { return 128 * rows; }
     constexpr int64_t high_offset() const { return nibble_bytes(); }
     constexpr int64_t scale_offset() const { return high_offset() + high_regs * 4 * rows; }
     constexpr int64_t min_offset() const { return scale_offset() + sub_blocks * rows; }
-    constexpr int stored_mins() const { return mins_are_scales ? 0 : mins; }
+    constexpr int stored_mins() const { return mins_are_scales ? 0 : sub_blocks; }
     constexpr int64_t d_offset() const { return min_offset() + stored_mins() * rows; }
     constexpr int64_t dmin_offset() const { return d_offset() + 2 * rows; }
     constexpr int64_t super_block_bytes() const { return dmin_offset() + 2 * rows; }
@@ -59,9 +58,9 @@ struct KLayout {
 };
 
 constexpr KLayout k_layout(TensorType t, int64_t rows) {
-    if (t == TensorType::Q6_K) return {rows, 6, 16, 16, 16, true};
-    if (t == TensorType::Q5_K) return {rows, 5, 8, 8, 8, false};
-    return {rows, 4, 8, 0, 8, false};
+    if (t == TensorType::Q6_K) return {rows, 6, 16, 16, true};
+    if (t == TensorType::Q5_K) return {rows, 5, 8, 8, false};
+    return {rows, 4, 8, 0, false};
 }
 
 // The activations' sums that minimum pair k multiplies, as the two int16 halves of one word
@@ -69,7 +68,7 @@ constexpr KLayout k_layout(TensorType t, int64_t rows) {
 // 32-value minimums (a sum of 32 int8 fits int16).
 inline int32_t min_pair_sums(const BlockQ8_K& x, const KLayout& l, int k) {
     int16_t pair[2];
-    if (l.mins == 16) {
+    if (l.sub_blocks == 16) {
         pair[0] = x.bsums[2 * k], pair[1] = x.bsums[2 * k + 1];
     } else {
         pair[0] = static_cast<int16_t>(x.bsums[4 * k] + x.bsums[4 * k + 1]);
