@@ -61,10 +61,12 @@ std::string si(double v, const char* unit) {
     return fmt::format("{:.0f} {}", v, unit);
 }
 
+// The verdict follows the ratio as printed, so that 0.996 (shown as "1x") never reads
+// "memory (1x)": at the threshold either verdict is right, but not one the number contradicts.
 std::string side(double ai, double threshold) {
     const double x = ai / threshold;
-    return fmt::format("{} ({}x)", x < 1 ? "memory" : "compute",
-                       x >= 10 ? fmt::format("{:.0f}", x) : fmt::format("{:.2g}", x));
+    const std::string shown = x >= 10 ? fmt::format("{:.0f}", x) : fmt::format("{:.2g}", x);
+    return fmt::format("{} ({}x)", std::stod(shown) < 1 ? "memory" : "compute", shown);
 }
 
 void print_case(const std::string& label, const PassCost& per_token, double here) {
