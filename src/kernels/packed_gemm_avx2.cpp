@@ -152,7 +152,7 @@ int64_t k_tile_groups(int64_t n_tokens) {
 
 // -128 * sum(weights) of block b for 8 rows: the biased activations carry +128 each.
 KITE_AVX2 inline __m256i bias_seed(const GroupParts<const uint8_t>& part, int64_t b) {
-    const __m128i nsum = _mm_loadu_si128(reinterpret_cast<const __m128i*>(part.nsum + b * kRows));
+    const __m128i nsum = _mm_loadu_si128(reinterpret_cast<const __m128i*>(part.nsum(b)));
     return _mm256_slli_epi32(_mm256_cvtepi16_epi32(nsum), 7);
 }
 
@@ -168,15 +168,13 @@ namespace {
 template <int G, int C>
 KITE_AVX2 inline void q8_0_block_sums(const GroupParts<const uint8_t> (&parts)[G], int64_t b,
                                       const BlockQ8Biased* const (&x)[C], __m256i (&sum)[G][C]) {
-    constexpr int64_t kQuantBytes = quant_layout(TensorType::Q8_0, kRows).quant_bytes;
     const __m256i ones = _mm256_set1_epi16(1), bias = _mm256_set1_epi8(static_cast<char>(0x80));
     for (int g = 0; g < G; ++g)
         for (int c = 0; c < C; ++c) sum[g][c] = _mm256_setzero_si256();
     for (int quad = 0; quad < 8; ++quad) {
         __m256i wq[G], magnitude[G];
         for (int g = 0; g < G; ++g) {
-            wq[g] = _mm256_loadu_si256(
-                reinterpret_cast<const __m256i*>(parts[g].q + b * kQuantBytes + 32 * quad));
+            wq[g] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(parts[g].q(b) + 32 * quad));
             magnitude[g] = _mm256_abs_epi8(wq[g]);
         }
         for (int c = 0; c < C; ++c) {
@@ -195,7 +193,6 @@ KITE_AVX2 inline void q8_0_block_sums(const GroupParts<const uint8_t> (&parts)[G
 template <TensorType T, int G, int C>
 KITE_AVX2 inline void q4_block_sums(const GroupParts<const uint8_t> (&parts)[G], int64_t b,
                                     const BlockQ8Biased* const (&x)[C], __m256i (&sum)[G][C]) {
-    constexpr int64_t kQuantBytes = quant_layout(T, kRows).quant_bytes;
     constexpr int kFold = T == TensorType::Q4_0 ? 4 : 2;  // see the top of the file
     const __m256i ones = _mm256_set1_epi16(1);
     for (int first = 0; first < 4; first += kFold) {
@@ -204,8 +201,7 @@ KITE_AVX2 inline void q4_block_sums(const GroupParts<const uint8_t> (&parts)[G],
             for (int c = 0; c < C; ++c) pairs[g][c] = _mm256_setzero_si256();
         for (int p = first; p < first + kFold; ++p) {
             __m256i lo[G], hi[G];
-            for (int g = 0; g < G; ++g)
-                load_quads<T>(parts[g].q + b * kQuantBytes, p, lo[g], hi[g]);
+            for (int g = 0; g < G; ++g) load_quads<T>(parts[g].q(b), p, lo[g], hi[g]);
             for (int c = 0; c < C; ++c) {
                 const __m256i xa = broadcast_quad(x[c][b], 2 * p);
                 const __m256i xb = broadcast_quad(x[c][b], 2 * p + 1);

@@ -103,7 +103,7 @@ KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const 
     const int64_t nb = w.cols / kQK;
     constexpr QuantLayout l = quant_layout(T, kRows);
     GroupParts<const uint8_t> parts[G];
-    for (int g = 0; g < G; ++g) parts[g] = group_parts(groups + g * group_bytes(w, kRows), nb, l);
+    for (int g = 0; g < G; ++g) parts[g] = group_parts(groups + g * group_bytes(w, kRows), l);
     const BlockQ8Biased* x[C];
     for (int c = 0; c < C; ++c)
         x[c] = reinterpret_cast<const BlockQ8Biased*>(act + (t0 + c) * act_bytes);
@@ -112,20 +112,19 @@ KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const 
     zero_tile(acc);
 
     for (int64_t b = 0; b < nb; ++b) {
-        if constexpr (kStream) prefetch_blocks_ahead<G>(parts, l, b);
+        if constexpr (kStream) prefetch_blocks_ahead<G>(parts, b);
         __m512i sum[G][C];
         for (int g = 0; g < G; ++g) {
             // Start from -128 * sum(w): the activations carry +128 each.
-            const __m512i seed =
-                _mm512_slli_epi32(_mm512_cvtepi16_epi32(_mm256_loadu_si256(
-                                      reinterpret_cast<const __m256i*>(parts[g].nsum + b * kRows))),
-                                  7);
+            const __m512i seed = _mm512_slli_epi32(
+                _mm512_cvtepi16_epi32(
+                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(parts[g].nsum(b)))),
+                7);
             for (int c = 0; c < C; ++c) sum[g][c] = seed;
         }
         for (int p = 0; p < 4; ++p) {
             __m512i lo[G], hi[G];
-            for (int g = 0; g < G; ++g)
-                load_quads<T>(parts[g].q + b * l.quant_bytes, p, lo[g], hi[g]);
+            for (int g = 0; g < G; ++g) load_quads<T>(parts[g].q(b), p, lo[g], hi[g]);
             for (int c = 0; c < C; ++c) {
                 int32_t xa, xb;
                 std::memcpy(&xa, x[c][b].qs + 8 * p, 4);
@@ -143,13 +142,13 @@ KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const 
             if constexpr (T == TensorType::Q4_1) sx[c] = h2f(x[c][b].s);
         }
         for (int g = 0; g < G; ++g) {
-            const __m512 dw = load_f16x16(parts[g].d + b * kRows);
+            const __m512 dw = load_f16x16(parts[g].d(b));
             for (int c = 0; c < C; ++c) {
                 const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(dx[c]));
                 acc[g][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[g][c]), scale, acc[g][c]);
             }
             if constexpr (T == TensorType::Q4_1) {
-                const __m512 mw = load_f16x16(parts[g].m + b * kRows);
+                const __m512 mw = load_f16x16(parts[g].m(b));
                 for (int c = 0; c < C; ++c)
                     acc[g][c] = _mm512_fmadd_ps(mw, _mm512_set1_ps(sx[c]), acc[g][c]);
             }

@@ -34,12 +34,12 @@ void pack_quant_row(const Block* src, int64_t nb, const QuantLayout& l,
     const int64_t R = l.rows;
     for (int64_t b = 0; b < nb; ++b) {
         const Block& blk = src[b];
-        p.d[b * R + r] = blk.d;
-        if constexpr (std::is_same_v<Block, BlockQ4_1>) p.m[b * R + r] = blk.m;
+        p.d(b)[r] = blk.d;
+        if constexpr (std::is_same_v<Block, BlockQ4_1>) p.m(b)[r] = blk.m;
         int sum = 0;
         for (int j = 0; j < kQK; ++j) sum += signed_weight(blk, j);
-        p.nsum[b * R + r] = static_cast<int16_t>(-sum);
-        uint8_t* q = p.q + b * l.quant_bytes;
+        p.nsum(b)[r] = static_cast<int16_t>(-sum);
+        uint8_t* q = p.q(b);
         for (int j = 0; j < kQK; ++j) {
             const int quad = j / 4, i = j % 4, w = signed_weight(blk, j);
             if constexpr (kQ8) {
@@ -64,7 +64,7 @@ void pack_quant(const WeightMatrix& w, int64_t rows, uint8_t* out) {
     const int64_t nb = w.cols / kQK;
     const QuantLayout l = quant_layout(w.type, rows);
     for (int64_t g = 0; g < n_groups(w, rows); ++g) {
-        const GroupParts<uint8_t> p = group_parts(out + g * group_bytes(w, rows), nb, l);
+        const GroupParts<uint8_t> p = group_parts(out + g * group_bytes(w, rows), l);
         for (int64_t r = 0; r < rows && g * rows + r < w.rows; ++r)
             pack_quant_row(reinterpret_cast<const Block*>(w.data + (g * rows + r) * w.row_bytes),
                            nb, l, p, r);

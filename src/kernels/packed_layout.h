@@ -8,8 +8,8 @@
 // activation word times one register advances R rows at once, the lanes never need summing,
 // and each block's int32 sums are scaled for R rows with one float FMA.
 //
-//   quantized (per group of R rows, per 32-column block, each part stored for all blocks of
-//   the group in turn, so the quant loads stay aligned):
+//   quantized (per group of R rows, block after block, each block's parts together, so that a
+//   group's tile reads one stream of bytes):
 //     q         Q8_0: 8 quads x R rows x 4 int8 weights
 //               Q4_0/Q4_1/Q5_0: 4 pairs x R rows x 4 bytes; the low nibbles are quad 2p,
 //               the high nibbles quad 2p+1 (Q4_0 nibbles hold w + 8, Q4_1 nibbles w, Q5_0
@@ -62,44 +62,37 @@ constexpr int64_t n_groups(const WeightMatrix& w, int64_t rows) {
 // Packed bytes of one group of `rows` rows of w.
 int64_t group_bytes(const WeightMatrix& w, int64_t rows);
 
-// The parts of one group's quantized bytes (Byte: uint8_t to pack, const uint8_t to read).
+// The parts of block b of one group's quantized bytes (Byte: uint8_t to pack, const uint8_t
+// to read).
 template <typename Byte>
 struct GroupParts {
     static constexpr bool kConst = std::is_const_v<Byte>;
     using U16 = std::conditional_t<kConst, const uint16_t, uint16_t>;
     using I16 = std::conditional_t<kConst, const int16_t, int16_t>;
-    Byte* q;
-    U16* d;
-    U16* m;  // Q4_1 only
-    I16* nsum;
+    Byte* group;
+    QuantLayout l;
+    Byte* q(int64_t b) const { return group + b * l.block_bytes(); }
+    U16* d(int64_t b) const { return reinterpret_cast<U16*>(q(b) + l.quant_bytes); }
+    U16* m(int64_t b) const { return d(b) + l.rows; }  // Q4_1 only
+    I16* nsum(int64_t b) const {
+        return reinterpret_cast<I16*>(d(b) + l.rows * (l.has_min ? 2 : 1));
+    }
 };
 
 // Tiles prefetch the blocks they will read this many blocks ahead (see prefetch.h):
 // 8 blocks of 16 Q5_0 rows are 3 KiB per group, a K-quant super-block's distance.
 constexpr int64_t kPrefetchBlocks = 8;
 
-// Prefetches block b + kPrefetchBlocks of each of G groups: quants, scales and sums.
+// Prefetches block b + kPrefetchBlocks of each of G groups.
 template <int G>
-inline void prefetch_blocks_ahead(const GroupParts<const uint8_t> (&parts)[G], const QuantLayout& l,
-                                  int64_t b) {
-    const int64_t ahead = b + kPrefetchBlocks;
-    for (int g = 0; g < G; ++g) {
-        prefetch_bytes(parts[g].q + ahead * l.quant_bytes, l.quant_bytes);
-        __builtin_prefetch(parts[g].d + ahead * l.rows);
-        __builtin_prefetch(parts[g].nsum + ahead * l.rows);
-        if (l.has_min) __builtin_prefetch(parts[g].m + ahead * l.rows);
-    }
+inline void prefetch_blocks_ahead(const GroupParts<const uint8_t> (&parts)[G], int64_t b) {
+    for (int g = 0; g < G; ++g)
+        prefetch_bytes(parts[g].q(b + kPrefetchBlocks), parts[g].l.block_bytes());
 }
 
 template <typename Byte>
-GroupParts<Byte> group_parts(Byte* group, int64_t nb, const QuantLayout& l) {
-    using P = GroupParts<Byte>;
-    P p;
-    p.q = group;
-    p.d = reinterpret_cast<typename P::U16*>(group + nb * l.quant_bytes);
-    p.m = l.has_min ? p.d + nb * l.rows : nullptr;
-    p.nsum = reinterpret_cast<typename P::I16*>((l.has_min ? p.m : p.d) + nb * l.rows);
-    return p;
+GroupParts<Byte> group_parts(Byte* group, const QuantLayout& l) {
+    return {group, l};
 }
 
 // Writes w packed in groups of `rows` rows to out (n_groups * group_bytes bytes, zeroed).
