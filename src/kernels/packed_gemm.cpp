@@ -69,8 +69,9 @@ void set_bf16_kernel(Bf16Kernel kernel) {
 
 namespace packed {
 
-size_t biased_activation_bytes(int64_t cols) {
-    return static_cast<size_t>(cols / kQK) * sizeof(BlockQ8Biased);
+size_t q8_activation_bytes(int64_t cols) {
+    static_assert(sizeof(BlockQ8Sum) == sizeof(BlockQ8_1));
+    return static_cast<size_t>(cols / kQK) * sizeof(BlockQ8Sum);
 }
 
 size_t k_activation_bytes(int64_t cols) {

@@ -1,10 +1,13 @@
 // Matrix kernels for weights repacked at load (packed_layout.h), one set per instruction set
 // and weight type: AVX-512 VNNI (16 rows per group), AVX-VNNI and AVX2 (8 rows per group).
 //
-// Activations for packed quantized weights are 8-bit blocks with 128 added (VNNI multiplies
-// unsigned by signed bytes), so each block sum carries +128 * sum(weights), which nsum
-// removes. BF16 weights take bf16 activation pairs (vdpbf16ps) or f32 values rounded to bf16
-// (widened to f32 for FMA); F32 and F16 weights read x as it is.
+// Activations for packed quantized weights are signed 8-bit blocks with the sum of their
+// quants. The weights are stored as unsigned levels, w plus a type's offset (VNNI multiplies
+// unsigned by signed bytes), so each block sum carries offset * sum(quants), which the tiles
+// take off once per token and block (Q4_1's levels are its weights: its blocks carry d * sum
+// instead, for the minimums, as the reference dot product's). BF16 weights take bf16 activation
+// pairs (vdpbf16ps) or f32 values rounded to bf16 (widened to f32 for FMA); F32 and F16 weights
+// read x as it is.
 //
 // BF16 weights meet activations rounded to bf16, as llama.cpp's do. vdpbf16ps multiplies
 // 32 pairs per instruction; where that multiplies fewer pairs per second than f32 FMAs do
@@ -14,10 +17,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 
 #include "core/huge_pages.h"
 #include "kernels/isa.h"
 #include "kernels/matmul.h"
+#include "quant/blocks.h"
 
 namespace kite {
 
@@ -51,13 +56,17 @@ Bf16Kernel bf16_kernel();
 // Tests run both (Dot needs AVX-512 BF16). Changes activation sizes: not while matmuls run.
 void set_bf16_kernel(Bf16Kernel kernel);
 
-// Activations of packed quantized matmuls: a Q8_1 block with 128 added to each quant.
-struct BlockQ8Biased {
-    uint16_t d;  // f16 scale
-    uint16_t s;  // f16 of d * sum(signed quants), for Q4_1's minimums
-    uint8_t qs[32];
+// Activations of packed Q8_0, Q4_0 and Q5_0 matmuls: a Q8_0 block and the sum of its quants.
+struct BlockQ8Sum {
+    uint16_t d;   // f16 scale
+    int16_t sum;  // of qs
+    int8_t qs[32];
 };
-static_assert(sizeof(BlockQ8Biased) == 36);
+static_assert(sizeof(BlockQ8Sum) == 36);
+
+// The activation block of packed weights of type T (Q4_1: BlockQ8_1, quant/blocks.h).
+template <TensorType T>
+using PackedActivation = std::conditional_t<T == TensorType::Q4_1, BlockQ8_1, BlockQ8Sum>;
 
 // Packed matrices live in huge pages: decode streams all of them once per token.
 using PackedBytes = HugePageBytes;
@@ -80,7 +89,8 @@ void pack_groups_from(const WeightMatrix& w, const PackedKernels& k, const uint8
 // ---- For the kernel files: activation formats and the group loop they share -----------------
 namespace packed {
 
-size_t biased_activation_bytes(int64_t cols);
+// BlockQ8Sum or BlockQ8_1 rows (the same size).
+size_t q8_activation_bytes(int64_t cols);
 // Activations for packed K-quants: BlockQ8_K rows, bit for bit as the reference dot products'
 // (quantize_row_q8_k); quantize_q8_k runs AVX2 (every level with packed kernels has it).
 size_t k_activation_bytes(int64_t cols);

@@ -8,15 +8,16 @@
 //
 // Integer products without VNNI: vpmaddubsw (u8 x s8, adjacent pairs summed to saturating
 // i16) then vpmaddwd with ones (to i32).
-//   Q4_0, Q4_1, Q5_0: the biased activations (q + 128, u8) times the weights (s8; Q4_0
-//     nibble - 8 in [-8, 7], Q4_1 nibble in [0, 15], Q5_0 level - 16 in [-16, 15]). A pair
-//     sums to at most 2 * 255 * 8 = 4080 (Q4_0), so the 8 quads of a block sum in i16 (32640)
-//     before one vpmaddwd; Q4_1 pairs reach 2 * 255 * 15 = 7650 and Q5_0 pairs 8160, so 4 quads
-//     (32640) at most. nsum removes the bias, as with VNNI.
-//   Q8_0: biased activations would overflow (2 * 255 * 127 > 32767), so the activation's
-//     bias is removed once per broadcast and the product is |w| (u8) times sign(x, w) (s8),
-//     at most 2 * 128 * 127 = 32512 per pair: one vpmaddwd per quad.
-// With VNNI, vpdpbusd takes the biased activations for all three types, as on AVX-512.
+//   Q4_0, Q4_1, Q5_0: the weights' levels (u8, at most 15 or 31) times the activations (s8,
+//     at most 127 in magnitude). A pair sums to at most 2 * 15 * 127 = 3810 (Q4_*), so the 8
+//     quads of a block sum in i16 (30480) before one vpmaddwd; Q5_0 pairs reach 7874, so 4
+//     quads (31496) at most. Each block sum then adds -level_offset *
+//     sum(quants) of its token.
+//   Q8_0: levels of 255 would overflow (2 * 255 * 127 > 32767), so the product is |w| (u8)
+//     times sign(x, w) (s8), at most 2 * 128 * 127 = 32512 per pair: one vpmaddwd per quad,
+//     and nothing to take off.
+// With VNNI, vpdpbusd takes the levels times the activations for all four types, as on
+// AVX-512 (Q8_0's levels are its weights with the top bit flipped).
 #include <immintrin.h>
 
 #include <cstring>
@@ -87,42 +88,41 @@ KITE_AVX2 inline void keep_order(__m256i& sum) {
     asm("" : "+x"(sum));
 }
 
-// The 4 activation quants of quad `quad` of token block x, broadcast (still biased).
-KITE_AVX2 inline __m256i broadcast_quad(const BlockQ8Biased& x, int quad) {
+// The 4 activation quants of quad `quad` of token block x, broadcast.
+KITE_AVX2 inline __m256i broadcast_quad(const int8_t* qs, int quad) {
     int32_t word;
-    std::memcpy(&word, x.qs + 4 * quad, 4);
+    std::memcpy(&word, qs + 4 * quad, 4);
     return _mm256_set1_epi32(word);
 }
 
-// Quads 2p and 2p+1 of a block for 8 rows, as signed bytes.
+// The levels of quads 2p and 2p+1 of a block for 8 rows (u8).
 template <TensorType T>
 KITE_AVX2 inline void load_quads(const uint8_t* q, int p, __m256i& lo, __m256i& hi) {
     if constexpr (T == TensorType::Q8_0) {
-        lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 64 * p));
-        hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 64 * p + 32));
+        const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+        lo = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 64 * p)),
+                              flip);
+        hi = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 64 * p + 32)),
+                              flip);
     } else {
         const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * p));
         const __m256i mask = _mm256_set1_epi8(0x0f);
         lo = _mm256_and_si256(v, mask);
         hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
-        if constexpr (T == TensorType::Q4_0) {
-            lo = _mm256_sub_epi8(lo, _mm256_set1_epi8(8));
-            hi = _mm256_sub_epi8(hi, _mm256_set1_epi8(8));
-        }
         if constexpr (T == TensorType::Q5_0) {
-            // w = level - 16: where the fifth bit is clear, the byte is 0xf0 | nibble.
             const __m256i high =
                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 16 * kRows));
-            const __m256i negative = _mm256_set1_epi8(static_cast<char>(0xf0));
+            // 16 goes on where the fifth bit is set. (Shifting each bit to bit 4 takes one
+            // instruction less, but GCC then keeps `high` live across the pairs and spills.)
             const __m256i lo_bit = _mm256_set1_epi8(static_cast<char>(1 << (2 * p)));
             const __m256i hi_bit = _mm256_set1_epi8(static_cast<char>(2 << (2 * p)));
-            const __m256i zero = _mm256_setzero_si256();
+            const __m256i sixteen = _mm256_set1_epi8(16);
             lo = _mm256_or_si256(
-                lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(high, lo_bit), zero),
-                                     negative));
+                lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(high, lo_bit), lo_bit),
+                                     sixteen));
             hi = _mm256_or_si256(
-                hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(high, hi_bit), zero),
-                                     negative));
+                hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(high, hi_bit), hi_bit),
+                                     sixteen));
         }
     }
 }
@@ -150,10 +150,13 @@ int64_t k_tile_groups(int64_t n_tokens) {
     return n_tokens == 1 ? 2 : 1;
 }
 
-// -128 * sum(weights) of block b for 8 rows: the biased activations carry +128 each.
-KITE_AVX2 inline __m256i bias_seed(const GroupParts<const uint8_t>& part, int64_t b) {
-    const __m128i nsum = _mm_loadu_si128(reinterpret_cast<const __m128i*>(part.nsum(b)));
-    return _mm256_slli_epi32(_mm256_cvtepi16_epi32(nsum), 7);
+// -level_offset * sum(quants) of block b of token x, where a block sum of T starts.
+template <TensorType T>
+KITE_AVX2 inline __m256i offset_seed(const PackedActivation<T>& x) {
+    if constexpr (level_offset(T) == 0)
+        return _mm256_setzero_si256();
+    else
+        return _mm256_set1_epi32(-level_offset(T) * x.sum);
 }
 
 }  // namespace
@@ -167,8 +170,8 @@ namespace {
 // Q8_0 block sums with the sign trick (see the top of the file).
 template <int G, int C>
 KITE_AVX2 inline void q8_0_block_sums(const GroupParts<const uint8_t> (&parts)[G], int64_t b,
-                                      const BlockQ8Biased* const (&x)[C], __m256i (&sum)[G][C]) {
-    const __m256i ones = _mm256_set1_epi16(1), bias = _mm256_set1_epi8(static_cast<char>(0x80));
+                                      const BlockQ8Sum* const (&x)[C], __m256i (&sum)[G][C]) {
+    const __m256i ones = _mm256_set1_epi16(1);
     for (int g = 0; g < G; ++g)
         for (int c = 0; c < C; ++c) sum[g][c] = _mm256_setzero_si256();
     for (int quad = 0; quad < 8; ++quad) {
@@ -178,7 +181,7 @@ KITE_AVX2 inline void q8_0_block_sums(const GroupParts<const uint8_t> (&parts)[G
             magnitude[g] = _mm256_abs_epi8(wq[g]);
         }
         for (int c = 0; c < C; ++c) {
-            const __m256i xq = _mm256_xor_si256(broadcast_quad(x[c][b], quad), bias);
+            const __m256i xq = broadcast_quad(x[c][b].qs, quad);
             for (int g = 0; g < G; ++g) {
                 const __m256i pairs =
                     _mm256_maddubs_epi16(magnitude[g], _mm256_sign_epi8(xq, wq[g]));
@@ -192,9 +195,12 @@ KITE_AVX2 inline void q8_0_block_sums(const GroupParts<const uint8_t> (&parts)[G
 // Q4_0, Q4_1 and Q5_0 block sums: kFold pairs of quads summed in i16, then widened.
 template <TensorType T, int G, int C>
 KITE_AVX2 inline void q4_block_sums(const GroupParts<const uint8_t> (&parts)[G], int64_t b,
-                                    const BlockQ8Biased* const (&x)[C], __m256i (&sum)[G][C]) {
-    constexpr int kFold = T == TensorType::Q4_0 ? 4 : 2;  // see the top of the file
+                                    const PackedActivation<T>* const (&x)[C],
+                                    __m256i (&sum)[G][C]) {
+    constexpr int kFold = T == TensorType::Q5_0 ? 2 : 4;  // see the top of the file
     const __m256i ones = _mm256_set1_epi16(1);
+    for (int g = 0; g < G; ++g)
+        for (int c = 0; c < C; ++c) sum[g][c] = _mm256_setzero_si256();
     for (int first = 0; first < 4; first += kFold) {
         __m256i pairs[G][C];  // i16
         for (int g = 0; g < G; ++g)
@@ -203,34 +209,31 @@ KITE_AVX2 inline void q4_block_sums(const GroupParts<const uint8_t> (&parts)[G],
             __m256i lo[G], hi[G];
             for (int g = 0; g < G; ++g) load_quads<T>(parts[g].q(b), p, lo[g], hi[g]);
             for (int c = 0; c < C; ++c) {
-                const __m256i xa = broadcast_quad(x[c][b], 2 * p);
-                const __m256i xb = broadcast_quad(x[c][b], 2 * p + 1);
+                const __m256i xa = broadcast_quad(x[c][b].qs, 2 * p);
+                const __m256i xb = broadcast_quad(x[c][b].qs, 2 * p + 1);
                 for (int g = 0; g < G; ++g) {
-                    const __m256i two = _mm256_add_epi16(_mm256_maddubs_epi16(xa, lo[g]),
-                                                         _mm256_maddubs_epi16(xb, hi[g]));
+                    const __m256i two = _mm256_add_epi16(_mm256_maddubs_epi16(lo[g], xa),
+                                                         _mm256_maddubs_epi16(hi[g], xb));
                     pairs[g][c] = _mm256_add_epi16(pairs[g][c], two);
                     keep_order(pairs[g][c]);
                 }
             }
         }
-        // The sums start at the bias correction; it is added last, so that only the i16
-        // sums stay live through the products.
-        for (int g = 0; g < G; ++g) {
-            const __m256i seed = bias_seed(parts[g], b);
-            for (int c = 0; c < C; ++c) {
-                const __m256i wide = _mm256_madd_epi16(pairs[g][c], ones);
-                if (first == 0)
-                    sum[g][c] = _mm256_add_epi32(seed, wide);
-                else
-                    sum[g][c] = _mm256_add_epi32(sum[g][c], wide);
-            }
-        }
+        for (int g = 0; g < G; ++g)
+            for (int c = 0; c < C; ++c)
+                sum[g][c] = _mm256_add_epi32(sum[g][c], _mm256_madd_epi16(pairs[g][c], ones));
     }
+    // The offset's correction last, so that only the i16 sums stay live through the products.
+    if constexpr (level_offset(T) != 0)
+        for (int c = 0; c < C; ++c) {
+            const __m256i seed = offset_seed<T>(x[c][b]);
+            for (int g = 0; g < G; ++g) sum[g][c] = _mm256_add_epi32(sum[g][c], seed);
+        }
 }
 
 template <TensorType T, int G, int C>
 KITE_AVX2 inline void block_sums(const GroupParts<const uint8_t> (&parts)[G], int64_t b,
-                                 const BlockQ8Biased* const (&x)[C], __m256i (&sum)[G][C]) {
+                                 const PackedActivation<T>* const (&x)[C], __m256i (&sum)[G][C]) {
     if constexpr (T == TensorType::Q8_0)
         q8_0_block_sums(parts, b, x, sum);
     else
@@ -491,9 +494,23 @@ void gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int64_t n
 
 namespace {
 
-// As the reference activation quantizer: 127 / amax, round half to even; then + 128.
-KITE_AVX2 void quantize_biased(const float* x, uint8_t* dst, int64_t cols) {
-    auto* out = reinterpret_cast<BlockQ8Biased*>(dst);
+// The sum of 32 signed bytes: of the stored quants, so that it holds whatever the input (the
+// int32 quants of NaN are INT_MIN, and their sum would overflow).
+KITE_AVX2 inline int sum_of_bytes(__m256i bytes) {
+    const __m256i wide =
+        _mm256_sad_epu8(_mm256_xor_si256(bytes, _mm256_set1_epi8(-128)), _mm256_setzero_si256());
+    const __m128i half =
+        _mm_add_epi64(_mm256_castsi256_si128(wide), _mm256_extracti128_si256(wide, 1));
+    return static_cast<int>(
+               _mm_cvtsi128_si64(_mm_add_epi64(half, _mm_unpackhi_epi64(half, half)))) -
+           32 * 128;
+}
+
+// As the reference activation quantizer: 127 / amax, round half to even; Block is BlockQ8Sum
+// or BlockQ8_1.
+template <typename Block>
+KITE_AVX2 void quantize_packed(const float* x, uint8_t* dst, int64_t cols) {
+    auto* out = reinterpret_cast<Block*>(dst);
     const __m256 sign = _mm256_set1_ps(-0.0f);
     for (int64_t b = 0; b < cols / kQK; ++b, x += kQK) {
         __m256 v[4];
@@ -509,22 +526,18 @@ KITE_AVX2 void quantize_biased(const float* x, uint8_t* dst, int64_t cols) {
         const __m256 id = _mm256_set1_ps(amax != 0.0f ? 127.0f / amax : 0.0f);
         __m256i q[4];
         for (int i = 0; i < 4; ++i) q[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], id));
-        // The sum of the quants, for Q4_1's minimums.
-        const __m256i s8 =
-            _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
-        __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s8), _mm256_extracti128_si256(s8, 1));
-        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4e));
-        s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xb1));
-        const int sum = _mm_cvtsi128_si32(s4);
         // Narrow to bytes: the packs interleave 128-bit lanes, the permute restores the order.
         const __m256i bytes =
             _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
         const __m256i ordered =
             _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[b].qs),
-                            _mm256_xor_si256(ordered, _mm256_set1_epi8(static_cast<char>(0x80))));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[b].qs), ordered);
         out[b].d = f32_to_f16(d);
-        out[b].s = f32_to_f16(d * static_cast<float>(sum));
+        const int sum = sum_of_bytes(ordered);
+        if constexpr (std::is_same_v<Block, BlockQ8_1>)
+            out[b].s = f32_to_f16(d * static_cast<float>(sum));
+        else
+            out[b].sum = static_cast<int16_t>(sum);
     }
 }
 
@@ -611,14 +624,18 @@ const PackedKernels bf16{Isa::Avx2,
                          prepare_bf16_widened_activation,
                          float_tile_groups,
                          gemm<kPlanBf16>};
-const PackedKernels q8_0{
-    Isa::Avx2, kRows, biased_activation_bytes, quantize_biased, quant_tile_groups, gemm<kPlanQ8_0>};
-const PackedKernels q4_0{
-    Isa::Avx2, kRows, biased_activation_bytes, quantize_biased, quant_tile_groups, gemm<kPlanQ4_0>};
-const PackedKernels q4_1{
-    Isa::Avx2, kRows, biased_activation_bytes, quantize_biased, quant_tile_groups, gemm<kPlanQ4_1>};
-const PackedKernels q5_0{
-    Isa::Avx2, kRows, biased_activation_bytes, quantize_biased, quant_tile_groups, gemm<kPlanQ5_0>};
+const PackedKernels q8_0{Isa::Avx2,           kRows,
+                         q8_activation_bytes, quantize_packed<BlockQ8Sum>,
+                         quant_tile_groups,   gemm<kPlanQ8_0>};
+const PackedKernels q4_0{Isa::Avx2,           kRows,
+                         q8_activation_bytes, quantize_packed<BlockQ8Sum>,
+                         quant_tile_groups,   gemm<kPlanQ4_0>};
+const PackedKernels q4_1{Isa::Avx2,           kRows,
+                         q8_activation_bytes, quantize_packed<BlockQ8_1>,
+                         quant_tile_groups,   gemm<kPlanQ4_1>};
+const PackedKernels q5_0{Isa::Avx2,           kRows,
+                         q8_activation_bytes, quantize_packed<BlockQ8Sum>,
+                         quant_tile_groups,   gemm<kPlanQ5_0>};
 const PackedKernels q4_k{Isa::Avx2,     kRows,         k_activation_bytes,
                          quantize_q8_k, k_tile_groups, gemm<kPlanQ4_K>};
 const PackedKernels q5_k{Isa::Avx2,     kRows,         k_activation_bytes,
@@ -647,14 +664,18 @@ const PackedKernels bf16{Isa::AvxVnni,
                          prepare_bf16_widened_activation,
                          avx2::float_tile_groups,
                          avx2::gemm<avx2::kPlanBf16>};
-const PackedKernels q8_0{Isa::AvxVnni,    kRows,       biased_activation_bytes,
-                         quantize_biased, tile_groups, gemm<&VnniPlans::q8_0>};
-const PackedKernels q4_0{Isa::AvxVnni,    kRows,       biased_activation_bytes,
-                         quantize_biased, tile_groups, gemm<&VnniPlans::q4_0>};
-const PackedKernels q4_1{Isa::AvxVnni,    kRows,       biased_activation_bytes,
-                         quantize_biased, tile_groups, gemm<&VnniPlans::q4_1>};
-const PackedKernels q5_0{Isa::AvxVnni,    kRows,       biased_activation_bytes,
-                         quantize_biased, tile_groups, gemm<&VnniPlans::q5_0>};
+const PackedKernels q8_0{Isa::AvxVnni,        kRows,
+                         q8_activation_bytes, quantize_packed<BlockQ8Sum>,
+                         tile_groups,         gemm<&VnniPlans::q8_0>};
+const PackedKernels q4_0{Isa::AvxVnni,        kRows,
+                         q8_activation_bytes, quantize_packed<BlockQ8Sum>,
+                         tile_groups,         gemm<&VnniPlans::q4_0>};
+const PackedKernels q4_1{Isa::AvxVnni,        kRows,
+                         q8_activation_bytes, quantize_packed<BlockQ8_1>,
+                         tile_groups,         gemm<&VnniPlans::q4_1>};
+const PackedKernels q5_0{Isa::AvxVnni,        kRows,
+                         q8_activation_bytes, quantize_packed<BlockQ8Sum>,
+                         tile_groups,         gemm<&VnniPlans::q5_0>};
 const PackedKernels q4_k{Isa::AvxVnni,  kRows,         k_activation_bytes,
                          quantize_q8_k, k_tile_groups, gemm<&VnniPlans::q4_k>};
 const PackedKernels q5_k{Isa::AvxVnni,  kRows,         k_activation_bytes,

@@ -44,30 +44,27 @@ KITE_AVX512 inline void keep_order(__m512i& sum) {
     asm("" : "+v"(sum));
 }
 
-// The two quads (8 columns) of pair p of a block for 16 rows, as signed bytes.
+// The levels (u8) of the two quads (8 columns) of pair p of a block for 16 rows.
 template <TensorType T>
 KITE_AVX512 inline void load_quads(const uint8_t* q, int p, __m512i& lo, __m512i& hi) {
-    if constexpr (T == TensorType::Q8_0) {
-        lo = _mm512_loadu_si512(q + 128 * p);
-        hi = _mm512_loadu_si512(q + 128 * p + 64);
+    if constexpr (T == TensorType::Q8_0) {  // the weights, top bit flipped
+        const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+        lo = _mm512_xor_si512(_mm512_loadu_si512(q + 128 * p), flip);
+        hi = _mm512_xor_si512(_mm512_loadu_si512(q + 128 * p + 64), flip);
     } else {
         const __m512i v = _mm512_loadu_si512(q + 64 * p);
         const __m512i mask = _mm512_set1_epi8(0x0f);
         lo = _mm512_and_si512(v, mask);
         hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
-        if constexpr (T == TensorType::Q4_0) {
-            lo = _mm512_sub_epi8(lo, _mm512_set1_epi8(8));
-            hi = _mm512_sub_epi8(hi, _mm512_set1_epi8(8));
-        }
         if constexpr (T == TensorType::Q5_0) {
-            // w = level - 16: 16 comes off where the fifth bit is clear.
+            // 16 goes on where the fifth bit is set.
             const __m512i high = _mm512_loadu_si512(q + 16 * kRows);
             const __m512i sixteen = _mm512_set1_epi8(16);
-            const __mmask64 lo_clear = _mm512_testn_epi8_mask(high, _mm512_set1_epi8(1 << (2 * p)));
-            const __mmask64 hi_clear =
-                _mm512_testn_epi8_mask(high, _mm512_set1_epi8(static_cast<char>(2 << (2 * p))));
-            lo = _mm512_mask_sub_epi8(lo, lo_clear, lo, sixteen);
-            hi = _mm512_mask_sub_epi8(hi, hi_clear, hi, sixteen);
+            const __mmask64 lo_set = _mm512_test_epi8_mask(high, _mm512_set1_epi8(1 << (2 * p)));
+            const __mmask64 hi_set =
+                _mm512_test_epi8_mask(high, _mm512_set1_epi8(static_cast<char>(2 << (2 * p))));
+            lo = _mm512_mask_add_epi8(lo, lo_set, lo, sixteen);
+            hi = _mm512_mask_add_epi8(hi, hi_set, hi, sixteen);
         }
     }
 }
@@ -96,17 +93,18 @@ KITE_AVX512 inline void store_tile(const __m512 (&acc)[G][C], const WeightMatrix
 }
 
 // G groups (16 G rows) times C tokens. Per block, each (group, token) gathers an int32 sum
-// for 16 rows from 8 VNNI steps, then one FMA scales it by the row and token scales.
+// for 16 rows from 8 VNNI steps (the weights' levels times the activation quants, from
+// -level_offset * sum(quants)), then one FMA scales it by the row and token scales.
 template <TensorType T, int G, int C, bool kStream>
 KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
                             size_t act_bytes, int64_t g0, int64_t t0, float* y) {
     const int64_t nb = w.cols / kQK;
     constexpr QuantLayout l = quant_layout(T, kRows);
     GroupParts<const uint8_t> parts[G];
-    for (int g = 0; g < G; ++g) parts[g] = group_parts(groups + g * group_bytes(w, kRows), l);
-    const BlockQ8Biased* x[C];
+    for (int g = 0; g < G; ++g) parts[g] = {groups + g * group_bytes(w, kRows), l};
+    const PackedActivation<T>* x[C];
     for (int c = 0; c < C; ++c)
-        x[c] = reinterpret_cast<const BlockQ8Biased*>(act + (t0 + c) * act_bytes);
+        x[c] = reinterpret_cast<const PackedActivation<T>*>(act + (t0 + c) * act_bytes);
 
     __m512 acc[G][C];
     zero_tile(acc);
@@ -114,13 +112,11 @@ KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const 
     for (int64_t b = 0; b < nb; ++b) {
         if constexpr (kStream) prefetch_blocks_ahead<G>(parts, b);
         __m512i sum[G][C];
-        for (int g = 0; g < G; ++g) {
-            // Start from -128 * sum(w): the activations carry +128 each.
-            const __m512i seed = _mm512_slli_epi32(
-                _mm512_cvtepi16_epi32(
-                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(parts[g].nsum(b)))),
-                7);
-            for (int c = 0; c < C; ++c) sum[g][c] = seed;
+        for (int c = 0; c < C; ++c) {
+            __m512i seed = _mm512_setzero_si512();
+            if constexpr (level_offset(T) != 0)
+                seed = _mm512_set1_epi32(-level_offset(T) * x[c][b].sum);
+            for (int g = 0; g < G; ++g) sum[g][c] = seed;
         }
         for (int p = 0; p < 4; ++p) {
             __m512i lo[G], hi[G];
@@ -131,8 +127,8 @@ KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const 
                 std::memcpy(&xb, x[c][b].qs + 8 * p + 4, 4);
                 const __m512i va = _mm512_set1_epi32(xa), vb = _mm512_set1_epi32(xb);
                 for (int g = 0; g < G; ++g) {
-                    sum[g][c] = _mm512_dpbusd_epi32(sum[g][c], va, lo[g]);
-                    sum[g][c] = _mm512_dpbusd_epi32(sum[g][c], vb, hi[g]);
+                    sum[g][c] = _mm512_dpbusd_epi32(sum[g][c], lo[g], va);
+                    sum[g][c] = _mm512_dpbusd_epi32(sum[g][c], hi[g], vb);
                 }
             }
         }
@@ -488,8 +484,10 @@ void gemm_bf16(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int6
 
 // ---- Activations ----------------------------------------------------------------------------
 
-KITE_AVX512 void quantize_biased(const float* x, uint8_t* dst, int64_t cols) {
-    auto* out = reinterpret_cast<BlockQ8Biased*>(dst);
+// Block: BlockQ8Sum or BlockQ8_1.
+template <typename Block>
+KITE_AVX512 void quantize_packed(const float* x, uint8_t* dst, int64_t cols) {
+    auto* out = reinterpret_cast<Block*>(dst);
     for (int64_t b = 0; b < cols / kQK; ++b, x += kQK) {
         const __m512 v0 = _mm512_loadu_ps(x), v1 = _mm512_loadu_ps(x + 16);
         const float amax =
@@ -497,19 +495,23 @@ KITE_AVX512 void quantize_biased(const float* x, uint8_t* dst, int64_t cols) {
         // As the reference activation quantizer: 127 / amax, round half to even.
         const float d = amax / 127.0f;
         const __m512 id = _mm512_set1_ps(amax != 0.0f ? 127.0f / amax : 0.0f);
-        const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(v0, id));
-        const __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(v1, id));
-        // Summed as floats (exact: at most 32 * 127): for NaN input the lanes are INT_MIN, and
-        // an integer sum would overflow (the sequence stops later, at its non-finite logits).
-        const float sum =
-            _mm512_reduce_add_ps(_mm512_add_ps(_mm512_cvtepi32_ps(q0), _mm512_cvtepi32_ps(q1)));
-        const __m128i bias = _mm_set1_epi8(static_cast<char>(0x80));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(out[b].qs),
-                         _mm_xor_si128(_mm512_cvtepi32_epi8(q0), bias));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(out[b].qs + 16),
-                         _mm_xor_si128(_mm512_cvtepi32_epi8(q1), bias));
+        const __m128i q0 = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(v0, id)));
+        const __m128i q1 = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(v1, id)));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out[b].qs), q0);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out[b].qs + 16), q1);
+        // The sum of the stored bytes, so that it holds whatever the input (the int32 quants
+        // of NaN are INT_MIN, and their sum would overflow).
+        const __m128i wide = _mm_add_epi64(
+            _mm_sad_epu8(_mm_xor_si128(q0, _mm_set1_epi8(-128)), _mm_setzero_si128()),
+            _mm_sad_epu8(_mm_xor_si128(q1, _mm_set1_epi8(-128)), _mm_setzero_si128()));
+        const int sum = static_cast<int>(_mm_cvtsi128_si64(
+                            _mm_add_epi64(wide, _mm_unpackhi_epi64(wide, wide)))) -
+                        32 * 128;
         out[b].d = f32_to_f16(d);
-        out[b].s = f32_to_f16(d * sum);
+        if constexpr (std::is_same_v<Block, BlockQ8_1>)
+            out[b].s = f32_to_f16(d * static_cast<float>(sum));
+        else
+            out[b].sum = static_cast<int16_t>(sum);
     }
 }
 
@@ -541,14 +543,18 @@ const PackedKernels f16{Isa::Avx512,     kRows,       no_activation,
                         keep_activation, tile_groups, gemm<kPlanF16>};
 const PackedKernels bf16{Isa::Avx512, kRows,    bf16_activation_bytes, prepare_bf16_activation,
                          tile_groups, gemm_bf16};
-const PackedKernels q8_0{Isa::Avx512,     kRows,       biased_activation_bytes,
-                         quantize_biased, tile_groups, gemm<kPlanQ8_0>};
-const PackedKernels q4_0{Isa::Avx512,     kRows,       biased_activation_bytes,
-                         quantize_biased, tile_groups, gemm<kPlanQ4_0>};
-const PackedKernels q4_1{Isa::Avx512,     kRows,       biased_activation_bytes,
-                         quantize_biased, tile_groups, gemm<kPlanQ4_1>};
-const PackedKernels q5_0{Isa::Avx512,     kRows,       biased_activation_bytes,
-                         quantize_biased, tile_groups, gemm<kPlanQ5_0>};
+const PackedKernels q8_0{Isa::Avx512,         kRows,
+                         q8_activation_bytes, quantize_packed<BlockQ8Sum>,
+                         tile_groups,         gemm<kPlanQ8_0>};
+const PackedKernels q4_0{Isa::Avx512,         kRows,
+                         q8_activation_bytes, quantize_packed<BlockQ8Sum>,
+                         tile_groups,         gemm<kPlanQ4_0>};
+const PackedKernels q4_1{Isa::Avx512,         kRows,
+                         q8_activation_bytes, quantize_packed<BlockQ8_1>,
+                         tile_groups,         gemm<kPlanQ4_1>};
+const PackedKernels q5_0{Isa::Avx512,         kRows,
+                         q8_activation_bytes, quantize_packed<BlockQ8Sum>,
+                         tile_groups,         gemm<kPlanQ5_0>};
 const PackedKernels q4_k{Isa::Avx512,   kRows,       k_activation_bytes,
                          quantize_q8_k, tile_groups, gemm<kPlanQ4_K>};
 const PackedKernels q5_k{Isa::Avx512,   kRows,       k_activation_bytes,

@@ -14,46 +14,36 @@ int64_t element_bytes(TensorType t) {
     return t == TensorType::F32 ? 4 : 2;
 }
 
-// Signed weight j of a block (its value before the scale), for Q4_0 the nibble minus 8.
+// The stored value j of a block (packed_layout.h): Q8_0's weight, the others' level.
 template <typename Block>
-int signed_weight(const Block& b, int j) {
+int stored_value(const Block& b, int j) {
     if constexpr (std::is_same_v<Block, BlockQ8_0>) {
         return b.qs[j];
     } else if constexpr (std::is_same_v<Block, BlockQ5_0>) {
-        return q5_value(b, j) - 16;
+        return q5_value(b, j);
     } else {
-        const int nibble = j < 16 ? b.qs[j] & 0x0f : b.qs[j - 16] >> 4;
-        return std::is_same_v<Block, BlockQ4_0> ? nibble - 8 : nibble;
+        return j < 16 ? b.qs[j] & 0x0f : b.qs[j - 16] >> 4;
     }
 }
 
 template <typename Block>
 void pack_quant_row(const Block* src, int64_t nb, const QuantLayout& l,
                     const GroupParts<uint8_t>& p, int64_t r) {
-    constexpr bool kQ8 = std::is_same_v<Block, BlockQ8_0>;
     const int64_t R = l.rows;
     for (int64_t b = 0; b < nb; ++b) {
         const Block& blk = src[b];
         p.d(b)[r] = blk.d;
         if constexpr (std::is_same_v<Block, BlockQ4_1>) p.m(b)[r] = blk.m;
-        int sum = 0;
-        for (int j = 0; j < kQK; ++j) sum += signed_weight(blk, j);
-        p.nsum(b)[r] = static_cast<int16_t>(-sum);
         uint8_t* q = p.q(b);
         for (int j = 0; j < kQK; ++j) {
-            const int quad = j / 4, i = j % 4, w = signed_weight(blk, j);
-            if constexpr (kQ8) {
-                q[(quad * R + r) * 4 + i] = static_cast<uint8_t>(w);
+            const int quad = j / 4, i = j % 4, v = stored_value(blk, j);
+            if constexpr (std::is_same_v<Block, BlockQ8_0>) {
+                q[(quad * R + r) * 4 + i] = static_cast<uint8_t>(v);
             } else {
-                // The kernel gets the signed weight back: Q4_0 subtracts 8, Q5_0 16, Q4_1 is
-                // unsigned.
-                const int level = std::is_same_v<Block, BlockQ4_0>   ? w + 8
-                                  : std::is_same_v<Block, BlockQ5_0> ? w + 16
-                                                                     : w;
                 q[((quad / 2) * R + r) * 4 + i] |=
-                    static_cast<uint8_t>((level & 0x0f) << (quad % 2 ? 4 : 0));
+                    static_cast<uint8_t>((v & 0x0f) << (quad % 2 ? 4 : 0));
                 if constexpr (std::is_same_v<Block, BlockQ5_0>)
-                    q[16 * R + r * 4 + i] |= static_cast<uint8_t>((level >> 4) << quad);
+                    q[16 * R + r * 4 + i] |= static_cast<uint8_t>((v >> 4) << quad);
             }
         }
     }
@@ -64,7 +54,7 @@ void pack_quant(const WeightMatrix& w, int64_t rows, uint8_t* out) {
     const int64_t nb = w.cols / kQK;
     const QuantLayout l = quant_layout(w.type, rows);
     for (int64_t g = 0; g < n_groups(w, rows); ++g) {
-        const GroupParts<uint8_t> p = group_parts(out + g * group_bytes(w, rows), l);
+        const GroupParts<uint8_t> p{out + g * group_bytes(w, rows), l};
         for (int64_t r = 0; r < rows && g * rows + r < w.rows; ++r)
             pack_quant_row(reinterpret_cast<const Block*>(w.data + (g * rows + r) * w.row_bytes),
                            nb, l, p, r);

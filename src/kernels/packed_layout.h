@@ -10,14 +10,12 @@
 //
 //   quantized (per group of R rows, block after block, each block's parts together, so that a
 //   group's tile reads one stream of bytes):
-//     q         Q8_0: 8 quads x R rows x 4 int8 weights
+//     q         Q8_0: 8 quads x R rows x 4 signed weights
 //               Q4_0/Q4_1/Q5_0: 4 pairs x R rows x 4 bytes; the low nibbles are quad 2p,
-//               the high nibbles quad 2p+1 (Q4_0 nibbles hold w + 8, Q4_1 nibbles w, Q5_0
-//               the low 4 bits of w + 16)
+//               the high nibbles quad 2p+1 (the levels' low 4 bits)
 //               Q5_0 then: R rows x 4 bytes of fifth bits, bit k for quad k
 //     d[R]      f16 scales of the R rows' blocks
 //     m[R]      f16 minimums (Q4_1 only)
-//     nsum[R]   int16: -(sum of the block's signed weights), to undo the activation bias
 //   K-quants: see packed_k_layout.h.
 //   F32, F16: per group, per column, the R rows' values in the file's type.
 //   BF16: per group, per column pair, the R rows' two values (an odd last column is padded).
@@ -38,8 +36,17 @@ struct QuantLayout {
     int64_t rows;         // R
     int64_t quant_bytes;  // per block: 32 R (Q8_0), 16 R (Q4_*) or 20 R (Q5_0)
     bool has_min;         // Q4_1
-    int64_t block_bytes() const { return quant_bytes + rows * 2 * (has_min ? 3 : 2); }
+    int64_t block_bytes() const { return quant_bytes + rows * 2 * (has_min ? 2 : 1); }
 };
+
+// The kernels multiply unsigned levels, the weight plus this (vpmaddubsw and vpdpbusd take
+// unsigned times signed bytes), by the signed activations, so a block's product carries
+// level_offset * sum(activation quants). Q4_0 and Q5_0 store their levels; Q4_1's nibbles are
+// its weights (its minimum is separate); Q8_0 stores its weights (AVX2 multiplies them by the
+// sign trick, VNNI flips their top bit: w + 128).
+constexpr int level_offset(TensorType t) {
+    return t == TensorType::Q8_0 ? 128 : t == TensorType::Q4_0 ? 8 : t == TensorType::Q5_0 ? 16 : 0;
+}
 
 constexpr QuantLayout quant_layout(TensorType t, int64_t rows) {
     const int64_t bytes = t == TensorType::Q8_0 ? 32 : t == TensorType::Q5_0 ? 20 : 16;
@@ -68,19 +75,15 @@ template <typename Byte>
 struct GroupParts {
     static constexpr bool kConst = std::is_const_v<Byte>;
     using U16 = std::conditional_t<kConst, const uint16_t, uint16_t>;
-    using I16 = std::conditional_t<kConst, const int16_t, int16_t>;
     Byte* group;
     QuantLayout l;
     Byte* q(int64_t b) const { return group + b * l.block_bytes(); }
     U16* d(int64_t b) const { return reinterpret_cast<U16*>(q(b) + l.quant_bytes); }
     U16* m(int64_t b) const { return d(b) + l.rows; }  // Q4_1 only
-    I16* nsum(int64_t b) const {
-        return reinterpret_cast<I16*>(d(b) + l.rows * (l.has_min ? 2 : 1));
-    }
 };
 
 // Tiles prefetch the blocks they will read this many blocks ahead (see prefetch.h):
-// 8 blocks of 16 Q5_0 rows are 3 KiB per group, a K-quant super-block's distance.
+// 8 blocks of 16 Q5_0 rows are 2.75 KiB per group, about a K-quant super-block's distance.
 constexpr int64_t kPrefetchBlocks = 8;
 
 // Prefetches block b + kPrefetchBlocks of each of G groups.
@@ -88,11 +91,6 @@ template <int G>
 inline void prefetch_blocks_ahead(const GroupParts<const uint8_t> (&parts)[G], int64_t b) {
     for (int g = 0; g < G; ++g)
         prefetch_bytes(parts[g].q(b + kPrefetchBlocks), parts[g].l.block_bytes());
-}
-
-template <typename Byte>
-GroupParts<Byte> group_parts(Byte* group, const QuantLayout& l) {
-    return {group, l};
 }
 
 // Writes w packed in groups of `rows` rows to out (n_groups * group_bytes bytes, zeroed).
