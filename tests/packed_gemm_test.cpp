@@ -272,8 +272,9 @@ TEST(PackedGemm, ExtremeQuantsDoNotSaturate) {
             const PackedKernels& k = *packed_kernels(type, isa);
             const TestMatrix m(type, rows, cols, k, extreme_blocks(type, rows, cols, rng));
             for (int64_t T : {1, 4}) {
-                // Each activation block all +-1 (every quant +-127), or all +1 (biased 255; for
-                // the K-quants' 256-value blocks, all of one sign: -127 each).
+                // Each activation block all +-1 (every quant +-127), or all +1 (every quant +127:
+                // the largest sums of levels times quants; for the K-quants' 256-value blocks,
+                // all of one sign: -127 each).
                 std::vector<float> x(T * cols);
                 std::bernoulli_distribution coin;
                 const size_t block = is_k_quant(type) ? 256 : kQK;
