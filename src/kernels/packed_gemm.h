@@ -23,6 +23,7 @@
 #include "kernels/isa.h"
 #include "kernels/matmul.h"
 #include "quant/blocks.h"
+#include "quant/fp16.h"
 
 namespace kite {
 
@@ -67,6 +68,17 @@ static_assert(sizeof(BlockQ8Sum) == 36);
 // The activation block of packed weights of type T (Q4_1: BlockQ8_1, quant/blocks.h).
 template <TensorType T>
 using PackedActivation = std::conditional_t<T == TensorType::Q4_1, BlockQ8_1, BlockQ8Sum>;
+
+// Sets an activation block's scale d and what it keeps of its quants' sum: BlockQ8Sum the
+// sum, BlockQ8_1 d * sum in f16, as the reference quantizer does.
+template <typename Block>
+inline void set_scale_and_sum(Block& b, float d, int sum) {
+    b.d = f32_to_f16(d);
+    if constexpr (std::is_same_v<Block, BlockQ8_1>)
+        b.s = f32_to_f16(d * static_cast<float>(sum));
+    else
+        b.sum = static_cast<int16_t>(sum);
+}
 
 // Packed matrices live in huge pages: decode streams all of them once per token.
 using PackedBytes = HugePageBytes;

@@ -532,12 +532,7 @@ KITE_AVX2 void quantize_packed(const float* x, uint8_t* dst, int64_t cols) {
         const __m256i ordered =
             _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[b].qs), ordered);
-        out[b].d = f32_to_f16(d);
-        const int sum = sum_of_bytes(ordered);
-        if constexpr (std::is_same_v<Block, BlockQ8_1>)
-            out[b].s = f32_to_f16(d * static_cast<float>(sum));
-        else
-            out[b].sum = static_cast<int16_t>(sum);
+        set_scale_and_sum(out[b], d, sum_of_bytes(ordered));
     }
 }
 

@@ -507,11 +507,7 @@ KITE_AVX512 void quantize_packed(const float* x, uint8_t* dst, int64_t cols) {
         const int sum = static_cast<int>(_mm_cvtsi128_si64(
                             _mm_add_epi64(wide, _mm_unpackhi_epi64(wide, wide)))) -
                         32 * 128;
-        out[b].d = f32_to_f16(d);
-        if constexpr (std::is_same_v<Block, BlockQ8_1>)
-            out[b].s = f32_to_f16(d * static_cast<float>(sum));
-        else
-            out[b].sum = static_cast<int16_t>(sum);
+        set_scale_and_sum(out[b], d, sum);
     }
 }
 
