@@ -1,4 +1,4 @@
-// Prompt lookup and the adaptive draft length, without a model: proposals checked against
+// Prompt lookup and the drafter configuration, without a model: proposals checked against
 // hand-worked sequences and against a brute-force search over random token strings.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "core/error.h"
-#include "engine/draft_length.h"
 #include "engine/drafter.h"
 #include "engine/ngram_drafter.h"
 
@@ -76,45 +75,6 @@ TEST(SpecNgramDrafter, MatchesABruteForceSearch) {
         ASSERT_EQ(propose(tokens, k), reference_proposal(tokens, static_cast<size_t>(k)))
             << "trial " << trial;
     }
-}
-
-TEST(SpecDraftLength, GrowsOnFullAcceptanceAndBacksOffOnRejection) {
-    DraftLength k(8);
-    EXPECT_EQ(k.next(), 8);
-    k.update(8, 3);  // partly accepted: one past the accepted part
-    EXPECT_EQ(k.next(), 4);
-    k.update(4, 4);  // fully accepted: doubles
-    EXPECT_EQ(k.next(), 8);
-    k.update(8, 8);  // never above the maximum
-    EXPECT_EQ(k.next(), 8);
-    k.update(8, 0);  // wholly rejected: halves
-    EXPECT_EQ(k.next(), 4);
-    k.update(0, 0);  // nothing drafted (no match): unchanged
-    EXPECT_EQ(k.next(), 4);
-}
-
-TEST(SpecDraftLength, KeepsItsLengthWhenOnlyAnEarlyEndingGuessIsRejected) {
-    DraftLength k(6);
-    EXPECT_EQ(k.next(), 6);
-    k.update(3, 2);  // the drafter stopped at 3 on a doubtful guess, and only it was wrong
-    EXPECT_EQ(k.next(), 6);
-    k.update(3, 1);  // a guess before the last was wrong too: one past the accepted part
-    EXPECT_EQ(k.next(), 2);
-    k.update(1, 0);  // stopped early but nothing accepted: halves, as any rejection
-    EXPECT_EQ(k.next(), 1);
-    k.update(1, 0);  // drafted all it was asked for and wholly rejected: pauses
-    EXPECT_EQ(k.next(), 0);
-}
-
-TEST(SpecDraftLength, PausesAfterRejectionsThenProbesWithOneToken) {
-    DraftLength k(2);
-    k.update(2, 0);
-    EXPECT_EQ(k.next(), 1);
-    k.update(1, 0);
-    for (int64_t step = 1; step < DraftLength::kPauseSteps; ++step) EXPECT_EQ(k.next(), 0);
-    EXPECT_EQ(k.next(), 1);
-    k.update(1, 1);
-    EXPECT_EQ(k.next(), 2);
 }
 
 TEST(SpecDrafterConfig, ParsesKindsAndChecksTheDraftLength) {

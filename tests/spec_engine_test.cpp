@@ -39,6 +39,7 @@ class SpecEngineTest : public test::DefaultModelTest {
         if (draft_max > 0) {
             c.speculation.drafter = DrafterKind::Ngram;
             c.speculation.draft_max = draft_max;
+            c.speculation.adaptive_length = false;  // K as given: the counts are exact
         }
         return c;
     }
@@ -121,6 +122,20 @@ TEST_F(SpecEngineTest, GreedyTokensMatchPlainDecodingAloneAndBatchedSlow) {
     }
 }
 
+// The adaptive length (engine/draft_length.h) changes only how many guesses ride in each
+// pass, never the tokens: alone and batched with sequences whose drafts it shortens.
+TEST_F(SpecEngineTest, AdaptiveLengthKeepsThePlainTokens) {
+    const GenerationParams p = greedy(16);
+    const auto n = static_cast<int64_t>(kPrompts.size());
+    const Run plain = generate(config(n, 0), kPrompts, p);
+    EngineConfig c = config(n, 8);
+    c.speculation.adaptive_length = true;
+    Engine engine(*model_, *tokenizer_, c);
+    EXPECT_EQ(generate(engine, {kPrompts[0]}, {p}).tokens[0], plain.tokens[0]);
+    EXPECT_GT(engine.stats().drafted_tokens, 0);  // nothing measured yet: the first step drafts
+    EXPECT_EQ(generate(engine, kPrompts, std::vector<GenerationParams>(n, p)).tokens, plain.tokens);
+}
+
 // Sampling (temperature, top-p, penalties): verification draws as plain sampling does, so a
 // seed gives the same tokens with and without speculation.
 TEST_F(SpecEngineTest, SampledTokensForASeedMatchPlainDecodingSlow) {
@@ -153,6 +168,7 @@ TEST_F(SpecEngineTest, RejectedDraftsLeaveTheCacheAndTheBlockPool) {
     EngineConfig c = config(1, 0);
     c.prefix_caching = true;
     c.speculation.draft_max = 20;
+    c.speculation.adaptive_length = false;
     Engine engine(*model_, *tokenizer_, c);
     engine.set_drafter(
         std::make_unique<WrongDrafter>(tokenizer_->encode(" zebra", false, false)[0]));

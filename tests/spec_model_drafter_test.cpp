@@ -55,6 +55,7 @@ class SpecModelDrafterTest : public ::testing::Test {
         if (draft_max > 0) {
             c.speculation.drafter = DrafterKind::Model;
             c.speculation.draft_max = draft_max;
+            c.speculation.adaptive_length = false;  // K as given: the counts are exact
             c.speculation.draft_model = draft_;
         }
         return c;

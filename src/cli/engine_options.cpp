@@ -107,6 +107,9 @@ void SpeculationOptions::add_to(CLI::App& cmd) {
                                default_draft_max(DrafterKind::Ngram),
                                default_draft_max(DrafterKind::Model)))
         ->check(CLI::Range(int64_t{1}, SpeculationConfig::kMaxDraft));
+    cmd.add_flag("--draft-fixed", draft_fixed,
+                 "Always draft --draft-max tokens (by default the length adapts to how many "
+                 "guesses are accepted and to what a longer verify pass costs here)");
     cmd.add_option("--draft-model", draft_model,
                    "Draft model (path or name, as -m) with the model's vocabulary: implies "
                    "--spec draft");
@@ -131,6 +134,7 @@ SpeculationConfig SpeculationOptions::flags() const {
     SpeculationConfig c;
     c.drafter = draft_model.empty() ? parse_drafter_kind(drafter) : DrafterKind::Model;
     c.draft_max = draft_max > 0 ? draft_max : default_draft_max(c.drafter);
+    c.adaptive_length = !draft_fixed;
     c.draft_p_min = draft_p_min;
     c.draft_vocab = draft_vocab;
     if (!draft_model.empty() && drafter != "none" && drafter != "draft")
@@ -161,9 +165,10 @@ SpeculationConfig SpeculationOptions::config(const Model& target,
 
 std::string speculation_summary(const SpeculationOptions& o) {
     const int64_t k = o.flags().draft_max;
-    if (!o.draft_model.empty()) return fmt::format("draft model {}, K <= {}", o.draft_model, k);
+    const std::string length = fmt::format("K {} {}", o.draft_fixed ? "=" : "<=", k);
+    if (!o.draft_model.empty()) return fmt::format("draft model {}, {}", o.draft_model, length);
     if (o.drafter == "none") return "off";
-    return fmt::format("{}, K <= {}", o.drafter, k);
+    return fmt::format("{}, {}", o.drafter, length);
 }
 
 void SamplingOptions::add_to(CLI::App& cmd, int64_t default_max_tokens) {

@@ -57,8 +57,9 @@ struct EngineOptions {
 // --draft-vocab N and --draft-weights.
 struct SpeculationOptions {
     std::string drafter = "none";
-    int64_t draft_max = 0;    // 0: the drafter's default_draft_max
-    std::string draft_model;  // implies --spec draft
+    int64_t draft_max = 0;     // 0: the drafter's default_draft_max
+    bool draft_fixed = false;  // every draft draft_max long, not adapted
+    std::string draft_model;   // implies --spec draft
     float draft_p_min = SpeculationConfig::kDefaultDraftPMin;
     int64_t draft_vocab = SpeculationConfig::kDefaultDraftVocab;
     // q4_0: the draft model's matrices of larger types become Q4_0 at load. A draft pass of

@@ -4,23 +4,49 @@
 
 namespace kite {
 
-int64_t DraftLength::next() {
-    if (current_ == 0 && ++paused_ >= kPauseSteps) current_ = 1, paused_ = 0;
-    asked_ = current_;
-    return current_;
+double expected_tokens(double acceptance, int64_t k) {
+    double sum = 1, term = 1;
+    for (int64_t i = 0; i < k; ++i) sum += term *= acceptance;
+    return sum;
+}
+
+int64_t DraftLength::best_length(const StepCost& cost, const StepPlan& plan, int64_t most) const {
+    const double a = acceptance();
+    auto rate = [&](int64_t k) {
+        return (plan.yield + expected_tokens(a, k) - 1) / cost.seconds(plan.tokens + k);
+    };
+    double best = 0;
+    for (int64_t k = 0; k <= most; ++k) best = std::max(best, rate(k));
+    int64_t k = 0;
+    while (rate(k) < (1 - kPreferShorter) * best) ++k;
+    return k;
+}
+
+int64_t DraftLength::next(const StepCost& cost, StepPlan& plan, int64_t room) {
+    const int64_t most = std::min(max_, room);
+    if (most <= 0) return 0;
+    int64_t k = most;
+    if (adaptive_) {
+        k = probing_ ? 1 : best_length(cost, plan, most);
+        if (k > 0 && !probing_) {
+            pause_ = kFirstPause, paused_ = 0;
+        } else if (k == 0 && ++paused_ >= pause_) {
+            k = 1, paused_ = 0, probing_ = true;
+        }
+    }
+    plan.tokens += k;
+    plan.yield += expected_tokens(acceptance(), k) - 1;
+    return k;
 }
 
 void DraftLength::update(int64_t drafted, int64_t accepted) {
-    if (drafted <= 0) return;
-    const bool ended_early = drafted < asked_;  // the drafter stopped before the length
-    if (accepted == drafted)
-        current_ = std::min(max_, std::max<int64_t>(1, 2 * current_));
-    else if (ended_early && accepted > 0 && accepted == drafted - 1)
-        return;  // only the doubted last guess was wrong: the length was not the problem
-    else if (accepted > 0)
-        current_ = accepted + 1;
-    else
-        current_ /= 2;
+    if (drafted <= 0) return;  // nothing to learn; a probe stays asked for
+    accepted_ = kDecay * accepted_ + static_cast<double>(accepted);
+    tested_ = kDecay * tested_ + static_cast<double>(accepted + (accepted < drafted ? 1 : 0));
+    if (probing_) {
+        probing_ = false;
+        pause_ = accepted > 0 ? kFirstPause : std::min(2 * pause_, kMaxPause);
+    }
 }
 
 }  // namespace kite

@@ -55,6 +55,9 @@ struct SpeculationConfig {
     // stays at or below it. Callers that take no length start from default_draft_max.
     int64_t draft_max = 4;
     static constexpr int64_t kMaxDraft = 32;
+    // false: every draft asks for draft_max tokens, whatever they cost or however many are
+    // accepted (tests of the mechanics; measuring one length).
+    bool adaptive_length = true;
     // DrafterKind::Model: the draft model, loaded by the caller and outliving the engine.
     const Model* draft_model = nullptr;
     // DrafterKind::Model: a sequence's draft ends with the first guess whose probability

@@ -18,11 +18,11 @@ namespace kite {
 // how much it drafts.
 struct Engine::Active {
     Active(const Tokenizer& tokenizer, const GenerationParams& p, int32_t n_vocab,
-           int64_t draft_max)
+           const SpeculationConfig& spec)
         : params(p),
           sampler(p.sampling, n_vocab),
           decoder(tokenizer, false),
-          draft_length(draft_max) {}
+          draft_length(spec.draft_max, spec.adaptive_length) {}
     Sequence seq;
     GenerationParams params;
     Sampler sampler;
@@ -37,7 +37,8 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
       config_(config),
       context_length_(config.context_length > 0 ? config.context_length
                                                 : model.config().n_ctx_train),
-      pool_(config.threads > 0 ? config.threads : ThreadPool::default_threads()) {
+      pool_(config.threads > 0 ? config.threads : ThreadPool::default_threads()),
+      step_cost_(config.max_batch_tokens) {
     if (config_.max_sequences < 1) fail("the engine needs room for at least one sequence");
     if (config_.max_batch_tokens < 1) fail("--max-batch-tokens must be at least 1");
     // Refuse a context the model cannot take, or one that memory cannot hold, before allocating.
@@ -175,7 +176,7 @@ static void reserve_turn(Sequence& s, int64_t max_tokens, int64_t context_length
 int64_t Engine::submit(const std::vector<int32_t>& prompt, const GenerationParams& params) {
     validate(prompt, params);
     const auto n_vocab = static_cast<int32_t>(model_.config().n_vocab);
-    auto a = std::make_unique<Active>(tokenizer_, params, n_vocab, config_.speculation.draft_max);
+    auto a = std::make_unique<Active>(tokenizer_, params, n_vocab, config_.speculation);
     a->seq.id = next_id_++;
     a->seq.tokens = prompt;
     a->seq.n_prompt = static_cast<int64_t>(prompt.size());
@@ -227,19 +228,28 @@ bool Engine::has_work() const {
     return !scheduler_->idle();
 }
 
+// A sequence with one token to compute next, the one sampled last.
+static bool decoding(const Sequence& s) {
+    return !s.finished() && s.n_generated > 0 && s.n_pending() == 1;
+}
+
 // Asks the drafter for the next tokens of every decoding sequence that speculates, within
 // what it may still generate (one token always comes from the model itself) and the context.
+// Each sequence's length is chosen knowing what the step's pass holds already: every
+// decoding sequence's token, and the drafts of the sequences before it.
 void Engine::propose_drafts() {
     if (!drafter_) return;
     draft_requests_.clear();
+    StepPlan plan;
+    for (auto& [id, a] : sequences_) plan.tokens += decoding(a->seq);
+    plan.yield = static_cast<double>(plan.tokens);
     for (auto& [id, a] : sequences_) {
         Sequence& s = a->seq;
         s.draft.clear();
-        const bool decoding = !s.finished() && s.n_generated > 0 && s.n_pending() == 1;
-        if (!decoding || !a->params.speculative) continue;
+        if (!decoding(s) || !a->params.speculative) continue;
         const int64_t room = std::min(a->params.max_tokens - s.n_generated - 1,
                                       context_length_ - static_cast<int64_t>(s.tokens.size()));
-        const int64_t n = std::min(room, a->draft_length.next());
+        const int64_t n = a->draft_length.next(step_cost_, plan, room);
         if (n > 0) draft_requests_.push_back({s.id, s.tokens, n, &s.draft});
     }
     if (!draft_requests_.empty()) drafter_->propose(draft_requests_);
@@ -435,6 +445,7 @@ const std::vector<TokenEvent>& Engine::step() {
     after_forward(logits);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (prompt_tokens == 0) step_cost_.record(static_cast<int64_t>(batch_.tokens.size()), seconds);
     stats_.prompt_tokens += prompt_tokens;
     (prompt_tokens > 0 ? stats_.prompt_seconds : stats_.decode_seconds) += seconds;
     return events_;

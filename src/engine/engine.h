@@ -31,6 +31,7 @@
 #include "engine/generation_params.h"
 #include "engine/scheduler.h"
 #include "engine/sequence.h"
+#include "engine/step_cost.h"
 #include "kv/block_pool.h"
 #include "kv/kv_cache.h"
 #include "model/model.h"
@@ -153,6 +154,7 @@ class Engine {
     std::unordered_map<int64_t, std::unique_ptr<Active>> sequences_;
     std::vector<ScheduledChunk> scheduled_;
     std::vector<DraftRequest> draft_requests_;
+    StepCost step_cost_;  // what drafting more tokens costs, measured (adaptive K)
     Batch batch_;
     std::vector<TokenEvent> events_;
     Stats stats_;

@@ -528,14 +528,14 @@ DRAFT_MODEL = ROOT / "models" / "variants" / "default-q4_0.gguf"
 
 
 def test_draft_model_keeps_the_output_and_frees_its_cache(server, model_id):
-    """A server-wide draft model (the default model's Q4_0 variant): greedy text as without
-    it, alone and concurrent, a request may opt out, the draft counters move, and both KV
-    caches are empty once the requests end."""
+    """A server-wide draft model (the default model's Q4_0 variant, drafting K = 8 always):
+    greedy text as without it, alone and concurrent, a request may opt out, the draft
+    counters move, and both KV caches are empty once the requests end."""
     if not DRAFT_MODEL.exists():
         pytest.skip(f"{DRAFT_MODEL} is missing: scripts/make-variants.sh")
     prompts = PROMPTS[:6]
     plain = [greedy(server.client(), model_id, p, 12) for p in prompts]
-    s = Server("--max-seqs", "8", "--draft-model", str(DRAFT_MODEL))
+    s = Server("--max-seqs", "8", "--draft-model", str(DRAFT_MODEL), "--draft-fixed")
     try:
         assert any("speculative decoding draft model" in line for line in s.log)
         c = s.client()
