@@ -1,6 +1,9 @@
 #include "engine/draft_length.h"
 
 #include <algorithm>
+#include <array>
+
+#include "engine/drafter.h"
 
 namespace kite {
 
@@ -12,13 +15,16 @@ double expected_tokens(double acceptance, int64_t k) {
 
 int64_t DraftLength::best_length(const StepCost& cost, const StepPlan& plan, int64_t most) const {
     const double a = acceptance();
-    auto rate = [&](int64_t k) {
-        return (plan.yield + expected_tokens(a, k) - 1) / cost.seconds(plan.tokens + k);
-    };
-    double best = 0;
-    for (int64_t k = 0; k <= most; ++k) best = std::max(best, rate(k));
+    std::array<double, SpeculationConfig::kMaxDraft + 1> rates{};
+    most = std::min<int64_t>(most, SpeculationConfig::kMaxDraft);
+    double best = 0, extra = 0, term = 1;  // extra: a + ... + a^k
+    for (int64_t k = 0; k <= most; ++k) {
+        if (k > 0) extra += term *= a;
+        rates[static_cast<size_t>(k)] = (plan.yield + extra) / cost.seconds(plan.tokens + k);
+        best = std::max(best, rates[static_cast<size_t>(k)]);
+    }
     int64_t k = 0;
-    while (rate(k) < (1 - kPreferShorter) * best) ++k;
+    while (rates[static_cast<size_t>(k)] < (1 - kPreferShorter) * best) ++k;
     return k;
 }
 

@@ -30,7 +30,10 @@ class StepCost {
     // Weight of a new measurement against the running average: a few steps follow a change
     // (a longer context, another process taking a core) without one slow step ruling.
     static constexpr double kNewWeight = 0.25;
-    std::vector<double> seconds_;  // by token count; 0 = never measured
+    void fill_guesses();
+
+    std::vector<double> measured_;  // by token count; 0 = never measured
+    std::vector<double> guessed_;   // by token count: measured, else the guess above
 };
 
 }  // namespace kite
