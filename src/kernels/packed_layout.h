@@ -86,11 +86,11 @@ struct GroupParts {
 // 8 blocks of 16 Q5_0 rows are 2.75 KiB per group, about a K-quant super-block's distance.
 constexpr int64_t kPrefetchBlocks = 8;
 
-// Prefetches block b + kPrefetchBlocks of each of G groups.
-template <int G>
+// Prefetches block b + kPrefetchBlocks of each of G groups (and kFar bytes past it into L2).
+template <int G, int64_t kFar>
 inline void prefetch_blocks_ahead(const GroupParts<const uint8_t> (&parts)[G], int64_t b) {
     for (int g = 0; g < G; ++g)
-        prefetch_bytes(parts[g].q(b + kPrefetchBlocks), parts[g].l.block_bytes());
+        prefetch_bytes<kFar>(parts[g].q(b + kPrefetchBlocks), parts[g].l.block_bytes());
 }
 
 // Writes w packed in groups of `rows` rows to out (n_groups * group_bytes bytes, zeroed).
