@@ -39,7 +39,7 @@ namespace {
 
 constexpr int64_t kRows = 8;
 // How far ahead the streaming tiles also prefetch into L2 (prefetch.h): 6 to 24 Q4_K
-// super-blocks (7 to 28 KiB) measured the same on Zen 1, 4 KiB less.
+// super-blocks (7 to 28 KiB) measured the same on Zen 1; 4 KiB ahead was slower.
 constexpr int64_t kFarAhead = 12 * 1024;
 
 // Most tokens per tile. A quantized tile keeps per (group, token) an int32 (or i16) sum and a
