@@ -16,6 +16,7 @@
 #include "model/model.h"
 #include "model/weight_validation.h"
 #include "quant/fp16.h"
+#include "sanitized_build.h"
 #include "test_paths.h"
 
 namespace kite {
@@ -91,14 +92,18 @@ TEST(WeightValidation, FindsNonFiniteFloats) {
     }
 }
 
-// The default model is clean, and the check over all of it is cheap.
+// The default model is clean, and the check over all of it is cheap. The first pass reads the
+// file's pages in, so the second times the check rather than the disk.
 TEST(WeightValidation, DefaultModelPassesQuickly) {
     auto f = GgufFile::open(test::default_model_path());
+    validate_tensor_values(*f);
     const auto start = std::chrono::steady_clock::now();
     validate_tensor_values(*f);
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    EXPECT_LT(ms, 1000.0);
+    if (!test::kSanitizedBuild) {
+        EXPECT_LT(ms, 1000.0);
+    }
 }
 
 // A norm weight with a NaN: the file is refused with the tensor's name.
