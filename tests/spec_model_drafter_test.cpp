@@ -14,8 +14,10 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "engine/calibration_text.h"
 #include "engine/draft_vocabulary.h"
 #include "engine/engine.h"
+#include "engine/model_drafter.h"
 #include "greedy_params.h"
 #include "run_command.h"
 #include "test_paths.h"
@@ -238,6 +240,41 @@ TEST_F(SpecModelDrafterTest, KeptSequencesContinueWithTheirDraftCache) {
         }
     }
     EXPECT_EQ(turns[1], turns[0]);
+}
+
+// The draft model catches up on a sequence's prompt at its first proposal, and on the text of
+// steps it was not asked in; after a step that verified at most its guesses and one token
+// more it does not (the engine learns step costs from those steps only).
+TEST_F(SpecModelDrafterTest, CatchingUpOnAPromptOrAPauseIsReported) {
+    ThreadPool pool(2);
+    const CalibrationTokens calibration = calibration_tokens(*tokenizer_);
+    SpeculationConfig speculation;
+    speculation.drafter = DrafterKind::Model;
+    speculation.draft_model = draft_;
+    ModelDrafter drafter(*draft_, {target_, &pool, 64, 16, 512, 1, KvTypes{}, &calibration},
+                         speculation);
+    std::vector<int32_t> tokens = tokenizer_->encode(kPrompts[0], true, true), guesses;
+    const auto text = tokenizer_->encode(" Paris, and the capital of Italy is Rome.", false, false);
+    ASSERT_GE(text.size(), 10u);
+    auto next = text.begin();
+    auto verify = [&](int64_t n) { tokens.insert(tokens.end(), next, next + n), next += n; };
+    auto propose = [&](int64_t max_tokens) {
+        const DraftRequest r{7, tokens, max_tokens, &guesses};
+        drafter.propose({&r, 1});
+        return drafter.caught_up();
+    };
+    EXPECT_TRUE(propose(4));  // the prompt
+    verify(5);                // all four guesses and one more: the most a step verifies
+    EXPECT_FALSE(propose(1));
+    verify(1);
+    EXPECT_FALSE(propose(2));
+    verify(4);  // more than two guesses and one: a step without a proposal came between
+    EXPECT_TRUE(propose(2));
+    drafter.release(7);  // a preempted sequence starts again from its prompt
+    EXPECT_TRUE(propose(2));
+    drafter.propose({});
+    EXPECT_FALSE(drafter.caught_up());
+    drafter.release(7);
 }
 
 // Too few KV blocks for all sequences: preempted sequences lose their draft cache too, a

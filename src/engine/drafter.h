@@ -41,6 +41,10 @@ class Drafter {
     virtual int64_t blocks_used() const { return 0; }
     // Bytes of that cache, all of it (0 without one).
     virtual size_t cache_bytes() const { return 0; }
+    // Whether the last propose() ran a model of its own over tokens verified in steps that
+    // did not ask it (a new prompt, the text of a pause): work that steady drafting never
+    // does, so the engine leaves that step out of what it learns steps cost.
+    virtual bool caught_up() const { return false; }
 };
 
 enum class DrafterKind {

@@ -445,7 +445,9 @@ const std::vector<TokenEvent>& Engine::step() {
     after_forward(logits);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (prompt_tokens == 0) step_cost_.record(static_cast<int64_t>(batch_.tokens.size()), seconds);
+    // A draft model that caught up on a prompt or a pause did work beyond this step's size.
+    if (prompt_tokens == 0 && !(drafter_ && drafter_->caught_up()))
+        step_cost_.record(static_cast<int64_t>(batch_.tokens.size()), seconds);
     stats_.prompt_tokens += prompt_tokens;
     (prompt_tokens > 0 ? stats_.prompt_seconds : stats_.decode_seconds) += seconds;
     return events_;

@@ -142,8 +142,12 @@ void ModelDrafter::run_pass() {
 
 void ModelDrafter::propose(std::span<const DraftRequest> requests) {
     work_.clear();
+    caught_up_ = false;
     for (const DraftRequest& r : requests) {
         Cached& c = cached_[r.seq_id];
+        const auto n_verified = static_cast<int64_t>(r.tokens.size());
+        caught_up_ |= n_verified > c.steady_bound;
+        c.steady_bound = n_verified + std::max<int64_t>(r.max_tokens, 0) + 1;
         if (prepare(r, c)) work_.push_back({&r, &c});
     }
     while (std::any_of(work_.begin(), work_.end(), [](const Work& w) { return !w.done(); }))

@@ -36,6 +36,7 @@ class ModelDrafter : public Drafter {
     void release(int64_t seq_id) override;
     int64_t blocks_used() const override { return blocks_.n_used(); }
     size_t cache_bytes() const override { return kv_.bytes(); }
+    bool caught_up() const override { return caught_up_; }
     const KvCache& kv_cache() const { return kv_; }
     const RunState& run_state() const { return state_; }
 
@@ -44,6 +45,9 @@ class ModelDrafter : public Drafter {
     struct Cached {
         std::vector<int32_t> tokens;  // their keys and values are in the cache
         std::vector<int32_t> block_table;
+        // The most verified tokens the sequence can have at its next proposal when every step
+        // in between asks for one: a step verifies at most its guesses and one token more.
+        int64_t steady_bound = 0;
     };
     // A request in flight: the tokens to run are the verified ones, then the guesses.
     struct Work {
@@ -72,6 +76,7 @@ class ModelDrafter : public Drafter {
     Batch batch_;
     std::unordered_map<int64_t, Cached> cached_;
     std::vector<Work> work_;
+    bool caught_up_ = false;
 };
 
 }  // namespace kite
