@@ -1,11 +1,19 @@
 // `kite info` and the CLI's handling of bad input: one error line, exit 1 (2 for bad usage).
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <vector>
 
 #include "gguf/gguf_writer.h"
 #include "run_command.h"
+#include "sanitized_build.h"
 #include "test_paths.h"
 
 namespace kite {
@@ -61,6 +69,59 @@ TEST(CliInfo, ReportsEachTypeOfAMixedFile) {
          {"Q4_K       16 tensors", "4.50 bits/weight", "Q5_0      166 tensors", "5.50 bits/weight",
           "Q6_K       14 tensors", "6.56 bits/weight", "Q8_0       15 tensors", "8.50 bits/weight"})
         EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+}
+
+// Peak resident set of the kite binary run with `args` (wait4's ru_maxrss), in bytes; -1 when
+// it does not exit 0.
+int64_t peak_resident_bytes(std::vector<std::string> args) {
+    args.insert(args.begin(), KITE_KITE_BIN);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        const int null = ::open("/dev/null", O_RDWR);
+        ::dup2(null, 0);
+        ::dup2(null, 1);
+        ::dup2(null, 2);
+        ::execv(argv[0], argv.data());
+        ::_exit(127);
+    }
+    int status = 0;
+    rusage usage{};
+    if (pid < 0 || ::wait4(pid, &status, 0, &usage) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0)
+        return -1;
+    return static_cast<int64_t>(usage.ru_maxrss) * 1024;
+}
+
+// "1.22 GiB" and the like, as kite info prints sizes.
+double parse_size(const std::string& number, const std::string& unit) {
+    const double scale = unit == "GiB"   ? 1 << 30
+                         : unit == "MiB" ? 1 << 20
+                         : unit == "KiB" ? 1024
+                                         : 1;
+    return std::stod(number) * scale;
+}
+
+// The peak kite info expects holds for a real run: the weights once (packing drops the file's
+// copy as it goes), the activations a step writes, the KV pages written. Loading once held
+// the file and the packed copy both, and every logits row of a 512-token step: about twice
+// this. (Transparent huge pages off, the KV cache holds less than expected: a bound above.)
+TEST(CliInfo, ExpectedPeakResidentHoldsForARun) {
+    if (test::kSanitizedBuild) GTEST_SKIP() << "shadow memory inflates the resident set";
+    auto info = run_kite("info " + model_arg());
+    ASSERT_EQ(info.exit_code, 0) << info.err;
+    std::smatch m;
+    const std::regex line(
+        R"(peak resident: +([0-9.]+) (GiB|MiB) for a short run, .* weights ([0-9.]+) (GiB|MiB))");
+    ASSERT_TRUE(std::regex_search(info.out, m, line)) << info.out;
+    const double expected = parse_size(m[1], m[2]), weights = parse_size(m[3], m[4]);
+    const int64_t peak = peak_resident_bytes(
+        {"run", "-m", test::default_model_path(), "-n", "4", "-p", "Hello", "--seed", "1"});
+    ASSERT_GT(peak, 0);
+    EXPECT_GT(static_cast<double>(peak), weights);
+    EXPECT_LT(static_cast<double>(peak), 1.15 * expected) << info.out;
 }
 
 TEST(CliInfo, UsesTheDefaultModelWithoutFlag) {

@@ -17,18 +17,6 @@ double gib(size_t bytes) {
     return static_cast<double>(bytes) / (1024.0 * 1024 * 1024);
 }
 
-// The run state of model.cpp's RunState for `tokens` batch tokens and `logits_rows` rows.
-size_t run_state_bytes(const ModelConfig& c, int64_t tokens, int64_t logits_rows) {
-    const auto t = static_cast<size_t>(tokens);
-    const auto attn = static_cast<size_t>(c.n_heads * c.head_dim);
-    const auto kv = static_cast<size_t>(c.n_kv_heads * c.head_dim);
-    const auto embd = static_cast<size_t>(c.n_embd), ff = static_cast<size_t>(c.n_ff);
-    const size_t floats = t * (embd + std::max(embd, attn) + attn + 2 * kv + attn + embd + 2 * ff) +
-                          static_cast<size_t>(logits_rows) * static_cast<size_t>(c.n_vocab) +
-                          t * std::max({embd, ff, attn});
-    return floats * sizeof(float) + t * sizeof(void*);
-}
-
 KvCacheShape kv_shape(const ModelConfig& c) {
     return {c.n_layers, c.n_kv_heads, c.head_dim};
 }
@@ -39,6 +27,17 @@ PlannedDraft draft_of(const EngineConfig& config) {
 }
 
 }  // namespace
+
+size_t run_state_bytes(const ModelConfig& c, int64_t tokens, int64_t logits_rows) {
+    const auto t = static_cast<size_t>(tokens);
+    const auto attn = static_cast<size_t>(c.n_heads * c.head_dim);
+    const auto kv = static_cast<size_t>(c.n_kv_heads * c.head_dim);
+    const auto embd = static_cast<size_t>(c.n_embd), ff = static_cast<size_t>(c.n_ff);
+    const size_t floats = t * (embd + std::max(embd, attn) + attn + 2 * kv + attn + embd + 2 * ff) +
+                          static_cast<size_t>(logits_rows) * static_cast<size_t>(c.n_vocab) +
+                          t * std::max({embd, ff, attn});
+    return floats * sizeof(float) + t * sizeof(void*);
+}
 
 MemoryPlan plan_memory(const ModelConfig& model, size_t model_file_bytes,
                        const EngineConfig& config) {

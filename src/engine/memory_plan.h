@@ -32,6 +32,11 @@ struct MemoryPlan {
     size_t total_bytes() const { return weight_bytes + draft_weight_bytes + allocated_bytes(); }
 };
 
+// The bytes of model.cpp's RunState for `tokens` batch tokens and `logits_rows` logits rows.
+// Its pages become resident as a step writes them: a step of T tokens and R logits rows
+// touches about run_state_bytes(model, T, R) of it.
+size_t run_state_bytes(const ModelConfig& model, int64_t tokens, int64_t logits_rows);
+
 // A draft model as a plan counts it, from its file alone (`kite plan` loads no weights).
 struct PlannedDraft {
     const ModelConfig* config = nullptr;  // null: no draft model

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/lazy_vector.h"
 #include "core/thread_pool.h"
 #include "gguf/gguf_file.h"
 #include "kv/kv_cache.h"
@@ -17,23 +18,24 @@
 namespace kite {
 
 // Activations of one forward pass, allocated once for up to `max_tokens` tokens per step
-// and `max_logits` logits rows, so steps allocate nothing.
+// and `max_logits` logits rows, so steps allocate nothing. The buffers are sized for the
+// largest step and are resident only as far as steps have written them (lazy_vector.h).
 struct RunState {
     RunState(const ModelConfig& c, int64_t max_tokens, int64_t max_logits);
 
     int64_t max_tokens, max_logits;
-    std::vector<float> x;                      // residual stream [T][n_embd]
-    std::vector<float> xb;                     // normalised input of a sub-layer [T][n_embd]
-    std::vector<float> q;                      // [T][n_heads * head_dim]
-    std::vector<float> k, v;                   // [T][n_kv_heads * head_dim]
-    std::vector<float> att;                    // attention output [T][n_heads * head_dim]
-    std::vector<float> delta;                  // a sub-layer's output [T][n_embd]
-    std::vector<float> gate, up;               // feed-forward hidden [T][n_ff]
-    std::vector<float> logits;                 // [max_logits][n_vocab]
+    LazyVector<float> x;                       // residual stream [T][n_embd]
+    LazyVector<float> xb;                      // normalised input of a sub-layer [T][n_embd]
+    LazyVector<float> q;                       // [T][n_heads * head_dim]
+    LazyVector<float> k, v;                    // [T][n_kv_heads * head_dim]
+    LazyVector<float> att;                     // attention output [T][n_heads * head_dim]
+    LazyVector<float> delta;                   // a sub-layer's output [T][n_embd]
+    LazyVector<float> gate, up;                // feed-forward hidden [T][n_ff]
+    LazyVector<float> logits;                  // [max_logits][n_vocab]
     std::vector<const int32_t*> block_tables;  // per token
     std::vector<int64_t> firsts;               // per token: its sequence's first position
     std::vector<int64_t> rope_positions;       // per token: position + its rope offset
-    std::vector<uint8_t> scratch;              // prepared activations for matmul
+    LazyVector<uint8_t> scratch;               // prepared activations for matmul
     // Set by a calibration run (model/key_calibration_run.h): each layer's queries and keys
     // are added to it, after RoPE.
     KeyStatistics* key_statistics = nullptr;

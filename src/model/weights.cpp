@@ -233,8 +233,10 @@ void convert_rows(const WeightMatrix& source, TensorType type, int64_t r0, int64
 
 // Packing reads and rewrites every weight byte, most of a large model's load time, so the
 // matrices are cut into ranges of groups that all the machine's cores pack at once. The
-// file's copy of a packed matrix is not read again (but for token embedding rows of a tied
-// LM head, which page back in as needed), so its pages then leave the resident set.
+// file's copy of a packed range is not read again (but for token embedding rows of a tied
+// LM head, which page back in as needed), so its pages leave the resident set as soon as the
+// range is packed: the file and its packed copy are never both resident (a page a neighbouring
+// range still reads simply pages back in).
 void pack_matrices(const GgufFile& f, ModelWeights& w, std::optional<TensorType> requantize) {
     struct Range {
         WeightMatrix* m;
@@ -243,7 +245,6 @@ void pack_matrices(const GgufFile& f, ModelWeights& w, std::optional<TensorType>
         int64_t g0, g1;
     };
     constexpr int64_t kRangeBytes = 1 << 20;  // of the file's rows: ranges of similar cost
-    std::vector<WeightMatrix> sources;
     std::vector<Range> ranges;
     auto add = [&](WeightMatrix& m) {
         const WeightMatrix source = m;
@@ -258,7 +259,6 @@ void pack_matrices(const GgufFile& f, ModelWeights& w, std::optional<TensorType>
         w.packed.push_back(allocate_packed(m, *kernels));
         m.packed = w.packed.back().get();
         m.kernels = kernels;
-        sources.push_back(source);
         const int64_t n = packed_groups(m, *kernels);
         const int64_t group_file_bytes =
             kernels->rows_per_group * static_cast<int64_t>(source.row_bytes);
@@ -276,17 +276,17 @@ void pack_matrices(const GgufFile& f, ModelWeights& w, std::optional<TensorType>
         for (int64_t i = begin; i < end; ++i) {
             const Range& r = ranges[static_cast<size_t>(i)];
             const PackedKernels& k = *r.m->kernels;
+            const int64_t r0 = r.g0 * k.rows_per_group,
+                          r1 = std::min(r.g1 * k.rows_per_group, r.m->rows);
             if (r.source.type == r.m->type) {
                 pack_groups(*r.m, k, r.g0, r.g1, r.packed);
-                continue;
+            } else {
+                convert_rows(r.source, r.m->type, r0, r1, row, converted);
+                pack_groups_from(*r.m, k, converted.data(), r.g0, r.g1, r.packed);
             }
-            const int64_t rows = k.rows_per_group;
-            convert_rows(r.source, r.m->type, r.g0 * rows, std::min(r.g1 * rows, r.m->rows), row,
-                         converted);
-            pack_groups_from(*r.m, k, converted.data(), r.g0, r.g1, r.packed);
+            f.drop_pages(r.source.data + r0 * r.source.row_bytes, (r1 - r0) * r.source.row_bytes);
         }
     });
-    for (const WeightMatrix& m : sources) f.drop_pages(m.data, m.rows * m.row_bytes);
 }
 
 }  // namespace kite
