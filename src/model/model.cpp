@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "kernels/attention.h"
 #include "kernels/ops.h"
+#include "model/weight_validation.h"
 #include "quant/convert.h"
 
 namespace kite {
@@ -38,6 +39,9 @@ std::unique_ptr<Model> Model::load(const std::string& path, std::optional<Tensor
     if (m->config_.head_dim > kMaxHeadDim)
         fail("'{}': head dimension {} is not supported (at most {})", path, m->config_.head_dim,
              kMaxHeadDim);
+    // Values are checked only for inference: shapes and costs (kite roofline, kite bench's
+    // cost model) bind the weights without reading them.
+    validate_tensor_values(*m->file_);
     m->weights_ = bind_weights(*m->file_, m->config_);
     // LongRoPE's short factors serve contexts up to the original length; Kite does not switch
     // to the long ones beyond it yet.

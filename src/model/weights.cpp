@@ -10,7 +10,6 @@
 #include "kernels/isa.h"
 #include "kernels/packed_gemm.h"
 #include "kernels/weight_kernels.h"
-#include "model/weight_validation.h"
 #include "quant/convert.h"
 
 namespace kite {
@@ -190,7 +189,6 @@ void bind_all(const GgufFile& f, std::span<const TensorSpec> specs, const std::s
 }  // namespace
 
 ModelWeights bind_weights(const GgufFile& f, const ModelConfig& c) {
-    validate_tensor_values(f);
     ModelWeights w;
     std::unordered_set<std::string_view> used;
     bind_all(f, c.arch->model_tensors, "", c, w, nullptr, used);
