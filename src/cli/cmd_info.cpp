@@ -1,6 +1,5 @@
 // `kite info`: what a model file holds, what its KV cache costs per token, and the memory a
 // run of it is expected to hold at its peak.
-#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -32,19 +31,15 @@ std::string human_bytes(uint64_t n) {
 
 // A run's resident set at its peak: the weights once (packing drops the file's pages of each
 // range as it is packed; the token embedding is read in place), the activations a full step
-// writes (one logits row, as kite run) and the KV cache as tokens are written. The cache holds
-// each layer's keys and values in regions advised huge pages, so a short run already touches
-// a 2 MiB page of each.
-void print_peak_resident(const GgufFile& file, const ModelConfig& c) {
-    constexpr size_t kHugePage = size_t{2} << 20;
+// writes (one logits row, as kite run) and the KV cache as tokens are written, from its
+// first token's huge pages.
+void print_peak_resident(const GgufFile& file, const ModelConfig& c, const KvCacheShape& shape) {
     const EngineConfig defaults;
     const size_t weights = file.file_size();
     const size_t activations = run_state_bytes(c, defaults.max_batch_tokens, 1);
-    const size_t per_token =
-        KvCache::bytes_per_token({c.n_layers, c.n_kv_heads, c.head_dim}, defaults.kv_type);
-    const auto layers = static_cast<size_t>(c.n_layers);
-    const size_t full_kv = per_token * static_cast<size_t>(c.n_ctx_train);
-    const size_t short_kv = 2 * layers * std::min(kHugePage, full_kv / (2 * layers));
+    const size_t full_kv =
+        KvCache::bytes_per_token(shape, defaults.kv_type) * static_cast<size_t>(c.n_ctx_train);
+    const size_t short_kv = KvCache::first_token_bytes(shape, defaults.kv_type, c.n_ctx_train);
     fmt::print(
         "peak resident:   {} for a short run, {} at the full context: weights {} (packed at "
         "load, never two copies), activations {} for a {}-token step, the {} KV cache as "
@@ -114,7 +109,7 @@ void print_info(const std::string& path, bool show_metadata) {
                    t.name, per_token, kv_bytes_per_element(t.type),
                    human_bytes(per_token * static_cast<size_t>(c.n_ctx_train)), c.n_ctx_train);
     }
-    print_peak_resident(*file, c);
+    print_peak_resident(*file, c, shape);
     if (show_metadata) {
         fmt::print("metadata:\n");
         for (const auto& [key, value] : file->metadata()) {

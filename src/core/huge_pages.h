@@ -11,6 +11,9 @@
 
 namespace kite {
 
+// The transparent huge page of x86-64: the unit in which advised memory becomes resident.
+constexpr size_t kHugePageBytes = size_t{2} << 20;
+
 struct HugePageFree {
     size_t bytes = 0;  // the mapping's length
     void operator()(uint8_t* p) const;

@@ -32,6 +32,15 @@ size_t KvCache::block_bytes(const KvCacheShape& shape, KvTypes types, int64_t bl
     return bytes_per_token(shape, types) * static_cast<size_t>(block_size);
 }
 
+size_t KvCache::first_token_bytes(const KvCacheShape& s, KvTypes types, int64_t n_slots) {
+    const int64_t row = s.n_kv_heads * s.head_dim;
+    const auto slots = static_cast<size_t>(n_slots);
+    const size_t k_region = kv_row_bytes(types.k, row) * slots,
+                 v_region = kv_row_bytes(types.v, row) * slots;
+    return static_cast<size_t>(s.n_layers) *
+           (std::min(kHugePageBytes, k_region) + std::min(kHugePageBytes, v_region));
+}
+
 int64_t KvCache::blocks_for_budget(const KvCacheShape& s, KvTypes types, int64_t block_size,
                                    size_t budget_bytes) {
     return static_cast<int64_t>(budget_bytes / block_bytes(s, types, block_size));

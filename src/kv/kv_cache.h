@@ -33,6 +33,10 @@ class KvCache {
     // M_kv of one token: (b_k + b_v) * L * H_kv * d_h bytes, exactly what a slot allocates.
     static size_t bytes_per_token(const KvCacheShape& shape, KvTypes types);
     static size_t block_bytes(const KvCacheShape& shape, KvTypes types, int64_t block_size);
+    // Bytes resident once each layer holds a first token, in a cache of `n_slots` slots: each
+    // layer's keys and values are a region of huge-page-advised memory, so its first write
+    // makes a huge page of it (or all of it, when smaller) resident.
+    static size_t first_token_bytes(const KvCacheShape& shape, KvTypes types, int64_t n_slots);
     // Blocks that fit in `budget_bytes` (at least 1 is not guaranteed: may return 0).
     static int64_t blocks_for_budget(const KvCacheShape& shape, KvTypes types, int64_t block_size,
                                      size_t budget_bytes);
