@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "core/error.h"
+#include "core/huge_pages.h"
 #include "core/thread_pool.h"
 #include "kernels/isa.h"
 #include "kernels/packed_gemm.h"
@@ -227,6 +228,15 @@ void convert_rows(const WeightMatrix& source, TensorType type, int64_t r0, int64
     }
 }
 
+// Drops the file's pages of [begin, end), a range just packed, up to the huge page that
+// holds `end`: the file's pages may be huge folios, and the next range's first read maps
+// the whole folio again, so that one waits for the next range (or the final pass).
+void drop_packed_pages(const GgufFile& f, const uint8_t* begin, const uint8_t* end) {
+    const auto last = reinterpret_cast<uintptr_t>(end) / kHugePageBytes * kHugePageBytes;
+    const auto first = reinterpret_cast<uintptr_t>(begin) / kHugePageBytes * kHugePageBytes;
+    if (last > first) f.drop_pages(reinterpret_cast<const uint8_t*>(first), last - first);
+}
+
 }  // namespace
 
 // Packing reads and rewrites every weight byte, most of a large model's load time, so the
@@ -282,9 +292,13 @@ void pack_matrices(const GgufFile& f, ModelWeights& w, std::optional<TensorType>
                 convert_rows(r.source, r.m->type, r0, r1, row, converted);
                 pack_groups_from(*r.m, k, converted.data(), r.g0, r.g1, r.packed);
             }
-            f.drop_pages(r.source.data + r0 * r.source.row_bytes, (r1 - r0) * r.source.row_bytes);
+            drop_packed_pages(f, r.source.data + r0 * r.source.row_bytes,
+                              r.source.data + r1 * r.source.row_bytes);
         }
     });
+    // What the ranges' next reads paged back in of the huge pages they shared.
+    for (const Range& r : ranges)
+        if (r.g0 == 0) f.drop_pages(r.source.data, r.source.rows * r.source.row_bytes);
 }
 
 }  // namespace kite
