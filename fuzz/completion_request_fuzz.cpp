@@ -9,11 +9,11 @@
 #include <memory>
 #include <string>
 
+#include "chat/chat_template.h"
 #include "core/error.h"
 #include "gguf/gguf_file.h"
 #include "server/api_error.h"
 #include "server/request_parser.h"
-#include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace {

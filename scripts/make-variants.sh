@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes variants of the default model with `kite quantize`: F32, F16, Q8_0 and Q4_0 from the
 # default model, and llama-quantize's Q4_K_M and Q5_K_M mixes from the F32 variant (every
-# tensor equal to llama-quantize's; tests/quantize_test.cpp checks that). The reference tests
+# tensor equal to llama-quantize's; tests/quant/quantize_test.cpp checks that). The reference tests
 # compare F32, Q8_0, Q4_K_M and Q5_K_M against llama.cpp's outputs on the same bytes;
 # bench/compare-llamacpp measures F16, Q8_0, Q4_0 and Q4_K_M beside llama.cpp. Needs
 # build/bin/kite.

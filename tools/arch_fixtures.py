@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Tiny random-weight GGUF files, one per architecture Kite describes, for
-tests/architecture_test.cpp (run by tools/make-arch-fixtures.sh, which adds
+tests/model/architecture_test.cpp (run by tools/make-arch-fixtures.sh, which adds
 llama.cpp's outputs for them).
 
 Each file has every tensor and hyper-parameter key the real files of its

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerate tests/fixtures/arch/: llama.cpp's outputs that tests/architecture_test.cpp
+# Regenerate tests/fixtures/arch/: llama.cpp's outputs that tests/model/architecture_test.cpp
 # compares Kite's forward pass against, for every architecture Kite describes.
 #
 #   <name>.gguf, <name>.json   a tiny random-weight F32 model per architecture

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate tests/fixtures/dequant/: random blocks of every block type Kite reads and the
 # values PyPI's gguf package dequantizes them to (tools/make-dequant-fixtures.py), the
-# reference tests/dequant_test.cpp compares Kite's rows with bit for bit.
+# reference tests/quant/dequant_test.cpp compares Kite's rows with bit for bit.
 #
 # The gguf and numpy versions are pinned; they are installed into a virtual environment
 # outside the repository, made once:

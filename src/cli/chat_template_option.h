@@ -5,7 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "tokenizer/chat_template.h"
+#include "chat/chat_template.h"
 
 namespace kite::cli {
 

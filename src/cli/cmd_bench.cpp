@@ -19,10 +19,10 @@
 #include "cli/flag_checks.h"
 #include "cli/isa_option.h"
 #include "core/error.h"
-#include "engine/benchmark.h"
-#include "engine/roofline.h"
-#include "kernels/isa.h"
+#include "kernels/cpu/isa.h"
 #include "kv/kv_cache.h"
+#include "tools/benchmark.h"
+#include "tools/roofline.h"
 
 namespace kite::cli {
 

@@ -11,7 +11,7 @@
 #include "cli/engine_options.h"
 #include "core/error.h"
 #include "engine/calibration_text.h"
-#include "engine/perplexity.h"
+#include "tools/perplexity.h"
 
 namespace kite::cli {
 

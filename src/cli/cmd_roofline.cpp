@@ -13,11 +13,11 @@
 #include "cli/flag_checks.h"
 #include "cli/isa_option.h"
 #include "core/error.h"
-#include "engine/roofline.h"
-#include "kernels/isa.h"
-#include "kernels/packed_gemm.h"
+#include "kernels/cpu/isa.h"
+#include "kernels/gemm/packed_gemm.h"
 #include "kv/kv_cache.h"
-#include "model/model_cost.h"
+#include "tools/model_cost.h"
+#include "tools/roofline.h"
 
 namespace kite::cli {
 

@@ -7,11 +7,11 @@
 
 #include <fmt/format.h>
 
+#include "chat/chat_template.h"
 #include "cli/chat_template_option.h"
 #include "cli/commands.h"
 #include "cli/engine_options.h"
 #include "core/error.h"
-#include "tokenizer/chat_template.h"
 
 namespace kite::cli {
 

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "chat/chat_template.h"
 #include "cli/chat_template_option.h"
 #include "cli/commands.h"
 #include "cli/engine_options.h"
@@ -19,7 +20,6 @@
 #include "server/engine_worker.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
-#include "tokenizer/chat_template.h"
 
 namespace kite::cli {
 

@@ -6,10 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chat/chat_template.h"
 #include "cli/commands.h"
 #include "core/error.h"
 #include "template/template.h"
-#include "tokenizer/chat_template.h"
 
 namespace kite::cli {
 

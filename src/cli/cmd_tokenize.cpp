@@ -11,9 +11,9 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/utf8.h"
 #include "gguf/gguf_file.h"
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/utf8.h"
 
 namespace kite::cli {
 

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "kernels/isa.h"
-#include "kernels/packed_gemm.h"
+#include "kernels/cpu/isa.h"
+#include "kernels/gemm/packed_gemm.h"
 
 namespace kite::cli {
 

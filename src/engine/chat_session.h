@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "chat/chat_template.h"
 #include "engine/engine.h"
-#include "tokenizer/chat_template.h"
 
 namespace kite {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "core/huge_pages.h"
-#include "kernels/attention.h"
-#include "kernels/ops.h"
+#include "kernels/attention/attention.h"
+#include "kernels/ops/ops.h"
 #include "kv/key_calibration.h"
 #include "kv/kv_type.h"
 

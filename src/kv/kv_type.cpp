@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "core/error.h"
-#include "kernels/ops.h"
+#include "kernels/ops/ops.h"
 #include "quant/blocks.h"
 
 namespace kite {

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "kernels/ops.h"
+#include "kernels/ops/ops.h"
 
 namespace kite {
 

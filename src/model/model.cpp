@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "kernels/attention.h"
-#include "kernels/ops.h"
+#include "kernels/attention/attention.h"
+#include "kernels/ops/ops.h"
 #include "model/weight_validation.h"
 #include "quant/convert.h"
 

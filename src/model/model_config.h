@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gguf/gguf_file.h"
-#include "kernels/ops.h"
+#include "kernels/ops/ops.h"
 #include "model/architecture.h"
 
 namespace kite {

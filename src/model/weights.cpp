@@ -8,9 +8,9 @@
 #include "core/error.h"
 #include "core/huge_pages.h"
 #include "core/thread_pool.h"
-#include "kernels/isa.h"
-#include "kernels/packed_gemm.h"
-#include "kernels/weight_kernels.h"
+#include "kernels/cpu/isa.h"
+#include "kernels/gemm/packed_gemm.h"
+#include "kernels/gemm/weight_kernels.h"
 #include "quant/convert.h"
 
 namespace kite {

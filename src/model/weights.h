@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "gguf/gguf_file.h"
-#include "kernels/matmul.h"
-#include "kernels/packed_gemm.h"
+#include "kernels/gemm/matmul.h"
+#include "kernels/gemm/packed_gemm.h"
 #include "model/model_config.h"
 
 namespace kite {

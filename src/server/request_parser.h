@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "chat/chat_template.h"
 #include "engine/generation_params.h"
-#include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kite::server {

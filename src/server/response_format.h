@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chat/tool_calls.h"
 #include "engine/sequence.h"
 #include "sampling/logprobs.h"
-#include "server/tool_calls.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kite::server {

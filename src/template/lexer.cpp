@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/utf8.h"
 #include "template/error.h"
-#include "tokenizer/utf8.h"
 
 namespace kite::tmpl {
 

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
+#include "core/utf8.h"
 #include "tokenizer/byte_unicode.h"
 #include "tokenizer/sentencepiece_spelling.h"
-#include "tokenizer/utf8.h"
 
 namespace kite {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/error.h"
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace kite {
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
+#include "core/utf8.h"
 #include "tokenizer/sentencepiece_spelling.h"
-#include "tokenizer/utf8.h"
 
 namespace kite {
 
