@@ -281,8 +281,10 @@ void ConnectionServer::reclaim_returned() {
         }
         c->deadline = Clock::now() + limits_.read_timeout;
         watch(*c);
-        // Bytes already buffered may hold the start of the next request (or a bad one).
-        if (!c->in.empty()) process_input(*c);
+        // Bytes already buffered may hold the start of the next request; and a pipelined
+        // request the handler's parse already found malformed (its bytes consumed) is
+        // answered now, not at the read deadline or never once the client half-closes.
+        process_input(*c);
     }
 }
 
