@@ -56,6 +56,11 @@ void serve(const ServeOptions& o) {
     }
 
     const KvWindow window = o.engine.window();  // bad flags stop it before the model loads
+    // Every request needs a prompt token and a generated one: a smaller context would start
+    // a server that refuses them all.
+    if (o.engine.context > 0 && o.engine.context < 2)
+        fail("-c {}: a context of {} token cannot hold a prompt and one generated token",
+             o.engine.context, o.engine.context);
     LoadedModel m = load_model(o.engine.model);
     EngineConfig config = o.engine.serve_config(m.model->config(), o.max_seqs);
     config.prefix_caching = !o.no_prefix_caching;
