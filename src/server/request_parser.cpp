@@ -311,6 +311,9 @@ CompletionRequest parse_completion_request(std::string_view body_text, bool chat
     const auto n_vocab = static_cast<int32_t>(model.tokenizer->n_vocab());
     r.stream = boolean(body, "stream", false);
     if (const json* so = field(body, "stream_options")) {
+        // As OpenAI and vLLM answer: options for a stream that will not be sent are a mistake.
+        if (!r.stream)
+            bad_request("stream_options", "'stream_options' is only allowed with 'stream': true");
         if (!so->is_object()) bad_request("stream_options", "'stream_options' must be an object");
         r.include_usage = boolean(*so, "include_usage", false);
     }
@@ -337,6 +340,10 @@ CompletionRequest parse_completion_request(std::string_view body_text, bool chat
     s.presence_penalty = static_cast<float>(number(body, "presence_penalty", -2, 2, 0));
     s.frequency_penalty = static_cast<float>(number(body, "frequency_penalty", -2, 2, 0));
     s.repetition_penalty = static_cast<float>(number(body, "repetition_penalty", 0.01, 10, 1));
+    // llama.cpp's name and meaning: the tokens the penalties look back on, -1 all of them.
+    s.penalty_last_n =
+        static_cast<int32_t>(integer(body, "repeat_last_n", -1, std::numeric_limits<int32_t>::max(),
+                                     SamplingParams{}.penalty_last_n));
     s.logit_bias = logit_bias(body, n_vocab);
     if (field(body, "seed")) {
         r.seed_given = true;
