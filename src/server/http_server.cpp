@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "server/api_error.h"
 #include "server/response_format.h"
+#include "server/token_routes.h"
 
 namespace kite::server {
 
@@ -193,6 +194,20 @@ void HttpServer::routes() {
                 res, ApiError(404, "The model '" + std::string(req.matches[1]) + "' does not exist",
                               "model", "invalid_request_error", "model_not_found"));
     });
+    auto token_route = [this](auto respond) {
+        return [this, respond](const HttpRequest& req, HttpResponse& res) {
+            if (!authorized(req, res)) return;
+            try {
+                send_json(res, 200, respond(req.body, model_));
+            } catch (const ApiError& e) {
+                send_error(res, e);
+            } catch (const Error& e) {
+                send_error(res, ApiError(400, e.what()));
+            }
+        };
+    };
+    post("/tokenize", token_route(tokenize_response));
+    post("/detokenize", token_route(detokenize_response));
     post("/v1/completions",
          [this](const HttpRequest& req, HttpResponse& res) { generate(req, res, false); });
     post("/v1/chat/completions",
