@@ -215,8 +215,15 @@ void HttpServer::routes() {
 }
 
 bool HttpServer::authorized(const HttpRequest& req, HttpResponse& res) const {
-    if (options_.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return true;
-    if (req.get_header_value("Authorization") == "Bearer " + options_.api_key) return true;
+    // The token routes run the tokenizer on any text sent: keyed, as in llama-server.
+    const bool keyed =
+        req.path.rfind("/v1/", 0) == 0 || req.path == "/tokenize" || req.path == "/detokenize";
+    if (!options_.api_keys || !options_.api_keys->enabled() || !keyed) return true;
+    const std::string authorization = req.get_header_value("Authorization");
+    constexpr std::string_view kBearer = "Bearer ";
+    if (authorization.starts_with(kBearer) &&
+        options_.api_keys->accepts(std::string_view(authorization).substr(kBearer.size())))
+        return true;
     send_error(res, ApiError(401, "invalid or missing API key (Authorization: Bearer KEY)", "",
                              "authentication_error", "invalid_api_key"));
     return false;
