@@ -17,6 +17,7 @@
 #include "cli/engine_options.h"
 #include "core/error.h"
 #include "server/api_keys.h"
+#include "server/cors.h"
 #include "server/engine_worker.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
@@ -34,6 +35,7 @@ struct ServeOptions {
     int64_t max_seqs = 16;
     std::string api_key;
     std::string api_key_file;
+    std::vector<std::string> cors_origins;
     std::string model_name;
     bool no_prefix_caching = false;
     std::string chat_template;
@@ -111,6 +113,7 @@ void serve(const ServeOptions& o) {
     server::EngineWorker worker(engine, metrics);
     server::ServerOptions options;
     options.api_keys = api_keys;
+    options.cors_origins = o.cors_origins;
     options.http_threads = static_cast<size_t>(std::max<int64_t>(64, 2 * o.max_seqs + 16));
     // Past the descriptor limit, accept() would fail in a loop instead of answering 503:
     // keep the cap below it, with room for the model file and the server's own descriptors.
@@ -171,6 +174,16 @@ void add_serve_command(CLI::App& app) {
     cmd->add_option("--api-key-file", o->api_key_file,
                     "Also accept the keys of FILE (one per line; blank lines and # comments "
                     "skipped); SIGHUP reloads it");
+    cmd->add_option("--cors-origin", o->cors_origins,
+                    "Let browser pages from ORIGIN (scheme://host[:port], or * for any) call "
+                    "the API (repeatable; default: no CORS)")
+        ->check(CLI::Validator(
+            [](std::string& origin) {
+                return server::valid_cors_origin(origin)
+                           ? std::string()
+                           : "'" + origin + "' is not an origin (scheme://host[:port] or *)";
+            },
+            "ORIGIN"));
     cmd->add_option("--model-name", o->model_name,
                     "Model id clients use (default: the file name without .gguf)");
     cmd->add_option("--max-connections", o->max_connections,

@@ -26,6 +26,8 @@ const char* status_message(int status) {
     switch (status) {
         case 400:
             return "bad request";
+        case 403:
+            return "cross-origin requests from this origin are not allowed";
         case 404:
             return "not found";
         case 405:
@@ -102,7 +104,8 @@ HttpServer::HttpServer(const Engine& engine, EngineWorker& worker, Metrics& metr
       worker_(worker),
       metrics_(metrics),
       model_(std::move(model)),
-      options_(std::move(options)) {
+      options_(std::move(options)),
+      cors_(options_.cors_origins) {
     ConnectionLimits limits;
     limits.http.max_body_bytes = options_.max_body_bytes;
     limits.handler_threads = options_.http_threads;
@@ -142,6 +145,19 @@ void HttpServer::post(const std::string& pattern, Handler handler) {
 }
 
 void HttpServer::dispatch(HttpRequest& req, HttpResponse& res) const {
+    // Browsers send a preflight without the key: it is answered before the key is checked.
+    if (!cors_.answer_preflight(req, res)) route(req, res);
+    if (res.status >= 400 && res.body.empty() && !res.provider) {
+        const std::string message = res.status == 404
+                                        ? "no route for " + req.method + " " + req.path
+                                        : status_message(res.status);
+        send_json(res, res.status, error_body(res.status, message));
+    }
+    // Errors too: a page's script can then read why its request failed.
+    cors_.add_headers(req, res);
+}
+
+void HttpServer::route(HttpRequest& req, HttpResponse& res) const {
     // Requests with a body check the key in their handler, after the body is parsed.
     if (req.method != "POST" && !authorized(req, res)) return;
     const Route* route = nullptr;
@@ -159,13 +175,7 @@ void HttpServer::dispatch(HttpRequest& req, HttpResponse& res) const {
             res.status = 404;
         }
     } catch (const std::exception& e) {
-        return send_json(res, 500, error_body(500, std::string("internal error: ") + e.what()));
-    }
-    if (res.status >= 400 && res.body.empty() && !res.provider) {
-        const std::string message = res.status == 404
-                                        ? "no route for " + req.method + " " + req.path
-                                        : status_message(res.status);
-        send_json(res, res.status, error_body(res.status, message));
+        send_json(res, 500, error_body(500, std::string("internal error: ") + e.what()));
     }
 }
 

@@ -5,7 +5,7 @@
 // Handlers parse and validate on their own thread, hand the sequences to the EngineWorker
 // and relay its events; a client that goes away cancels its request. Errors are
 // OpenAI-shaped JSON; bodies are size-limited; /v1 and the token routes check the optional
-// API keys.
+// API keys; allowed browser origins get CORS headers and their preflights answered.
 // Connections, limits and timeouts are the ConnectionServer's (server/connection_server.h);
 // this class routes each complete request to its handler.
 #pragma once
@@ -19,6 +19,7 @@
 #include "engine/engine.h"
 #include "server/api_keys.h"
 #include "server/connection_server.h"
+#include "server/cors.h"
 #include "server/engine_worker.h"
 #include "server/metrics.h"
 #include "server/request_parser.h"
@@ -28,6 +29,7 @@ namespace kite::server {
 
 struct ServerOptions {
     std::shared_ptr<const ApiKeys> api_keys;  // null or none set: no authentication
+    std::vector<std::string> cors_origins;    // empty: no CORS (see server/cors.h)
     size_t max_body_bytes = 1 << 20;          // larger bodies get 413
     size_t http_threads = 64;                 // requests answered at once (more wait their turn)
     size_t max_connections = 4096;            // open connections (more get 503)
@@ -58,8 +60,10 @@ class HttpServer {
     void routes();
     void get(const std::string& pattern, Handler handler);
     void post(const std::string& pattern, Handler handler);
-    // Routes one request: authorization, the matching handler, error bodies.
+    // Answers one request: a CORS preflight or its route, error bodies, CORS headers.
     void dispatch(HttpRequest& req, HttpResponse& res) const;
+    // Authorization and the matching handler.
+    void route(HttpRequest& req, HttpResponse& res) const;
     // False (and a 401 written) when API keys are set and the request has none of them.
     bool authorized(const HttpRequest& req, HttpResponse& res) const;
     void generate(const HttpRequest& req, HttpResponse& res, bool chat);
@@ -72,6 +76,7 @@ class HttpServer {
     Metrics& metrics_;
     ServedModel model_;
     ServerOptions options_;
+    CorsPolicy cors_;
     std::vector<Route> routes_;
     std::unique_ptr<ConnectionServer> connections_;
 };
