@@ -4,12 +4,12 @@
 
 #include "kernels/isa.h"
 
-// Set by CMake on this file only, so that a new commit recompiles one file.
+// Written at every build (cmake/commit_header.cmake): KITE_GIT_COMMIT.
+#include "kite_commit.h"
+
+// Set by CMake on this file only.
 #ifndef KITE_VERSION
 #define KITE_VERSION "unknown"
-#endif
-#ifndef KITE_GIT_COMMIT
-#define KITE_GIT_COMMIT "unknown"
 #endif
 #ifndef KITE_COMPILER
 #define KITE_COMPILER "unknown"
