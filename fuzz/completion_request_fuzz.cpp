@@ -1,7 +1,8 @@
 // libFuzzer target: any bytes as the JSON body of /v1/completions and /v1/chat/completions
-// must give a request within the limits or an ApiError; a crash, sanitizer report, hang or
-// huge allocation is a bug. Prompts are tokenized with the default model's tokenizer and chat
-// template (models/default.gguf, or the file in KITE_FUZZ_MODEL).
+// must give a request within the limits or an ApiError, and as the body of /tokenize or
+// /detokenize an answer (token ids in the vocabulary) or an ApiError; a crash, sanitizer
+// report, hang or huge allocation is a bug. Prompts are tokenized with the default model's
+// tokenizer and chat template (models/default.gguf, or the file in KITE_FUZZ_MODEL).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include "gguf/gguf_file.h"
 #include "server/api_error.h"
 #include "server/request_parser.h"
+#include "server/token_routes.h"
 #include "tokenizer/tokenizer.h"
 
 namespace {
@@ -53,11 +55,34 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     return 0;
 }
 
+namespace {
+
+// /tokenize: ids within the vocabulary, as many as counted; /detokenize: a text.
+void token_route(std::string_view body, bool detokenize) {
+    if (detokenize) {
+        check(kite::server::detokenize_response(body, served->model)["content"].is_string());
+        return;
+    }
+    const nlohmann::json t = kite::server::tokenize_response(body, served->model);
+    check(t["count"].get<size_t>() == t["tokens"].size());
+    const auto n_vocab = static_cast<int64_t>(served->tokenizer->n_vocab());
+    for (const auto& token : t["tokens"]) {
+        const int64_t id = token.is_object() ? token["id"].get<int64_t>() : token.get<int64_t>();
+        check(id >= 0 && id < n_vocab);
+    }
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size == 0) return 0;
     const bool chat = data[0] & 1;
     const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
     try {
+        if (data[0] & 2) {
+            token_route(body, data[0] & 4);
+            return 0;
+        }
         const kite::server::CompletionRequest r =
             kite::server::parse_completion_request(body, chat, served->model);
         check(!r.prompts.empty());

@@ -80,9 +80,11 @@ void run_perplexity(const PerplexityCliOptions& o) {
     if (static_cast<int64_t>(tokens.size()) < po.n_ctx)
         fail("the text has {} tokens, fewer than one window of {}", tokens.size(), po.n_ctx);
     const int64_t n_whole = static_cast<int64_t>(tokens.size()) / po.n_ctx;
-    fmt::print(stderr, "{} tokens, {} windows of {}\n", tokens.size(),
-               o.chunks < 0 ? n_whole : std::min(n_whole, o.chunks), po.n_ctx);
-    PerplexityResult r = perplexity(*m.model, tokens, po, pool, [](int64_t w, double ppl) {
+    PerplexityResult r = perplexity(*m.model, tokens, po, pool, [&](int64_t w, double ppl) {
+        // Said once the windows run, so that options they refuse are one error line.
+        if (w == 0)
+            fmt::print(stderr, "{} tokens, {} windows of {}\n", tokens.size(),
+                       o.chunks < 0 ? n_whole : std::min(n_whole, o.chunks), po.n_ctx);
         fmt::print("[{}]{:.4f},", w + 1, ppl);
         std::fflush(stdout);
     });

@@ -1,6 +1,6 @@
 // `kite serve`: the OpenAI-compatible HTTP server. One engine thread runs the step loop
 // (server/engine_worker.h); HTTP handler threads parse requests and stream the tokens back
-// (server/http_server.h). SIGINT/SIGTERM stop it cleanly.
+// (server/http_server.h). SIGINT/SIGTERM stop it cleanly; SIGHUP reloads --api-key-file.
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -17,6 +17,8 @@
 #include "cli/commands.h"
 #include "cli/engine_options.h"
 #include "core/error.h"
+#include "server/api_keys.h"
+#include "server/cors.h"
 #include "server/engine_worker.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
@@ -32,6 +34,8 @@ struct ServeOptions {
     int port = 8080;
     int64_t max_seqs = 16;
     std::string api_key;
+    std::string api_key_file;
+    std::vector<std::string> cors_origins;
     std::string model_name;
     bool no_prefix_caching = false;
     std::string chat_template;
@@ -39,13 +43,29 @@ struct ServeOptions {
     double read_timeout_s = 10;
 };
 
+// Reads the key file again: its new keys replace the old, or, when it cannot be read or
+// holds none, the old keys stay and one line says why.
+void reload_api_keys(const std::string& path, server::ApiKeys& keys) {
+    try {
+        keys.replace_file_keys(server::read_api_key_file(path));
+        fmt::print(stderr, "kite serve: reloaded {} API keys from '{}'\n", keys.file_key_count(),
+                   path);
+    } catch (const Error& e) {
+        fmt::print(stderr, "kite serve: {}; keeping the {} keys read before\n", e.what(),
+                   keys.file_key_count());
+    }
+    std::fflush(stderr);
+}
+
 void serve(const ServeOptions& o) {
-    // Signals go to one thread that stops the server; every other thread (the engine's
-    // thread pool included, so before it starts) blocks them.
+    // Signals go to one thread that stops the server (or reloads the keys); every other
+    // thread (the engine's thread pool included, so before it starts) blocks them.
     sigset_t signals;
     sigemptyset(&signals);
     sigaddset(&signals, SIGINT);
     sigaddset(&signals, SIGTERM);
+    // Without a key file SIGHUP keeps its default (it ends the server, as before).
+    if (!o.api_key_file.empty()) sigaddset(&signals, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     signal(SIGPIPE, SIG_IGN);
     // Each connection is a descriptor: allow as many as the hard limit does.
@@ -56,6 +76,14 @@ void serve(const ServeOptions& o) {
     }
 
     const KvWindow window = o.engine.window();  // bad flags stop it before the model loads
+    auto api_keys = std::make_shared<server::ApiKeys>(
+        o.api_key, o.api_key_file.empty() ? std::vector<std::string>{}
+                                          : server::read_api_key_file(o.api_key_file));
+    // Every request needs a prompt token and a generated one: a smaller context would start
+    // a server that refuses them all.
+    if (o.engine.context > 0 && o.engine.context < 2)
+        fail("-c {}: a context of {} token cannot hold a prompt and one generated token",
+             o.engine.context, o.engine.context);
     LoadedModel m = load_model(o.engine.model);
     EngineConfig config = o.engine.serve_config(m.model->config(), o.max_seqs);
     config.prefix_caching = !o.no_prefix_caching;
@@ -84,7 +112,8 @@ void serve(const ServeOptions& o) {
     server::Metrics metrics;
     server::EngineWorker worker(engine, metrics);
     server::ServerOptions options;
-    options.api_key = o.api_key;
+    options.api_keys = api_keys;
+    options.cors_origins = o.cors_origins;
     options.http_threads = static_cast<size_t>(std::max<int64_t>(64, 2 * o.max_seqs + 16));
     // Past the descriptor limit, accept() would fail in a loop instead of answering 503:
     // keep the cap below it, with room for the model file and the server's own descriptors.
@@ -98,7 +127,8 @@ void serve(const ServeOptions& o) {
 
     std::thread waiter([&] {
         int sig = 0;
-        sigwait(&signals, &sig);
+        while (sigwait(&signals, &sig) == 0 && sig == SIGHUP)
+            reload_api_keys(o.api_key_file, *api_keys);
         http.stop();    // no new requests; those being read get 503
         worker.stop();  // running requests end at once: an error event and [DONE], or 503
     });
@@ -139,7 +169,21 @@ void add_serve_command(CLI::App& app) {
     cmd->add_option("--max-seqs", o->max_seqs, "Sequences running at once (more wait)")
         ->check(CLI::Range(int64_t{1}, int64_t{1024}))
         ->capture_default_str();
-    cmd->add_option("--api-key", o->api_key, "Require 'Authorization: Bearer KEY' on /v1");
+    cmd->add_option("--api-key", o->api_key,
+                    "Require 'Authorization: Bearer KEY' on /v1 and the token routes");
+    cmd->add_option("--api-key-file", o->api_key_file,
+                    "Also accept the keys of FILE (one per line; blank lines and # comments "
+                    "skipped); SIGHUP reloads it");
+    cmd->add_option("--cors-origin", o->cors_origins,
+                    "Let browser pages from ORIGIN (scheme://host[:port], or * for any) call "
+                    "the API (repeatable; default: no CORS)")
+        ->check(CLI::Validator(
+            [](std::string& origin) {
+                return server::valid_cors_origin(origin)
+                           ? std::string()
+                           : "'" + origin + "' is not an origin (scheme://host[:port] or *)";
+            },
+            "ORIGIN"));
     cmd->add_option("--model-name", o->model_name,
                     "Model id clients use (default: the file name without .gguf)");
     cmd->add_option("--max-connections", o->max_connections,

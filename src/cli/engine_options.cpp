@@ -197,7 +197,7 @@ void SamplingOptions::add_to(CLI::App& cmd, int64_t default_max_tokens) {
     cmd.add_option("--frequency-penalty", s.frequency_penalty, "Frequency penalty; 0 = off")
         ->check(finite_number());
     cmd.add_option("--repeat-last-n", s.penalty_last_n,
-                   "Tokens the penalties look back on; -1 = all")
+                   "Tokens the penalties look back on; 0 = none, -1 = all")
         ->capture_default_str();
     cmd.add_option("--seed", s.seed, "Random seed (default: random)")
         ->check(seed_value())

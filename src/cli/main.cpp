@@ -6,11 +6,14 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/version.h"
 #include "core/error.h"
 
 int main(int argc, char** argv) {
     CLI::App app{"Kite: an LLM inference engine", "kite"};
     app.require_subcommand(1);
+    app.set_version_flag("--version", kite::cli::version_text,
+                         "Print the version, commit, compiler and kernel level, and exit");
     kite::cli::add_info_command(app);
     kite::cli::add_tokenize_command(app);
     kite::cli::add_run_command(app);
@@ -40,6 +43,9 @@ int main(int argc, char** argv) {
         return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {
         return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        std::fputs(e.what(), stdout);  // the text ends in a newline; app.exit would add one
+        return 0;
     } catch (const CLI::ParseError& e) {
         std::fprintf(stderr, "kite: %s (see kite --help)\n", e.what());
         return 2;

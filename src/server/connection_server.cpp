@@ -30,9 +30,10 @@ constexpr uint64_t kWakeToken = ~uint64_t{0};
 std::string response_head(const HttpResponse& res, bool chunked, bool keep_alive) {
     std::string head = fmt::format("HTTP/1.1 {} {}\r\n", res.status, reason_phrase(res.status));
     if (!res.content_type.empty()) head += "Content-Type: " + res.content_type + "\r\n";
+    for (const auto& [name, value] : res.headers) head += name + ": " + value + "\r\n";
     if (chunked)
         head += "Transfer-Encoding: chunked\r\n";
-    else
+    else if (res.status != 204)  // a 204 has no body and must not say a length (RFC 9110)
         head += fmt::format("Content-Length: {}\r\n", res.body.size());
     if (!keep_alive) head += "Connection: close\r\n";
     return head + "\r\n";
@@ -281,8 +282,10 @@ void ConnectionServer::reclaim_returned() {
         }
         c->deadline = Clock::now() + limits_.read_timeout;
         watch(*c);
-        // Bytes already buffered may hold the start of the next request (or a bad one).
-        if (!c->in.empty()) process_input(*c);
+        // Bytes already buffered may hold the start of the next request; and a pipelined
+        // request the handler's parse already found malformed (its bytes consumed) is
+        // answered now, not at the read deadline or never once the client half-closes.
+        process_input(*c);
     }
 }
 

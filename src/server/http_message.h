@@ -38,6 +38,7 @@ struct HttpResponse {
 
     int status = 200;
     std::string content_type;
+    std::vector<std::pair<std::string, std::string>> headers;  // more header fields, as given
     std::string body;
     ChunkProvider provider;
     ChunkReleaser releaser;

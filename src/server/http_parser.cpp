@@ -277,10 +277,14 @@ const char* reason_phrase(int status) {
             return "Continue";
         case 200:
             return "OK";
+        case 204:
+            return "No Content";
         case 400:
             return "Bad Request";
         case 401:
             return "Unauthorized";
+        case 403:
+            return "Forbidden";
         case 404:
             return "Not Found";
         case 405:

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "server/api_error.h"
 #include "server/response_format.h"
+#include "server/token_routes.h"
 
 namespace kite::server {
 
@@ -25,6 +26,8 @@ const char* status_message(int status) {
     switch (status) {
         case 400:
             return "bad request";
+        case 403:
+            return "cross-origin requests from this origin are not allowed";
         case 404:
             return "not found";
         case 405:
@@ -101,7 +104,8 @@ HttpServer::HttpServer(const Engine& engine, EngineWorker& worker, Metrics& metr
       worker_(worker),
       metrics_(metrics),
       model_(std::move(model)),
-      options_(std::move(options)) {
+      options_(std::move(options)),
+      cors_(options_.cors_origins) {
     ConnectionLimits limits;
     limits.http.max_body_bytes = options_.max_body_bytes;
     limits.handler_threads = options_.http_threads;
@@ -141,6 +145,19 @@ void HttpServer::post(const std::string& pattern, Handler handler) {
 }
 
 void HttpServer::dispatch(HttpRequest& req, HttpResponse& res) const {
+    // Browsers send a preflight without the key: it is answered before the key is checked.
+    if (!cors_.answer_preflight(req, res)) route(req, res);
+    if (res.status >= 400 && res.body.empty() && !res.provider) {
+        const std::string message = res.status == 404
+                                        ? "no route for " + req.method + " " + req.path
+                                        : status_message(res.status);
+        send_json(res, res.status, error_body(res.status, message));
+    }
+    // Errors too: a page's script can then read why its request failed.
+    cors_.add_headers(req, res);
+}
+
+void HttpServer::route(HttpRequest& req, HttpResponse& res) const {
     // Requests with a body check the key in their handler, after the body is parsed.
     if (req.method != "POST" && !authorized(req, res)) return;
     const Route* route = nullptr;
@@ -158,13 +175,7 @@ void HttpServer::dispatch(HttpRequest& req, HttpResponse& res) const {
             res.status = 404;
         }
     } catch (const std::exception& e) {
-        return send_json(res, 500, error_body(500, std::string("internal error: ") + e.what()));
-    }
-    if (res.status >= 400 && res.body.empty() && !res.provider) {
-        const std::string message = res.status == 404
-                                        ? "no route for " + req.method + " " + req.path
-                                        : status_message(res.status);
-        send_json(res, res.status, error_body(res.status, message));
+        send_json(res, 500, error_body(500, std::string("internal error: ") + e.what()));
     }
 }
 
@@ -193,6 +204,20 @@ void HttpServer::routes() {
                 res, ApiError(404, "The model '" + std::string(req.matches[1]) + "' does not exist",
                               "model", "invalid_request_error", "model_not_found"));
     });
+    auto token_route = [this](auto respond) {
+        return [this, respond](const HttpRequest& req, HttpResponse& res) {
+            if (!authorized(req, res)) return;
+            try {
+                send_json(res, 200, respond(req.body, model_));
+            } catch (const ApiError& e) {
+                send_error(res, e);
+            } catch (const Error& e) {
+                send_error(res, ApiError(400, e.what()));
+            }
+        };
+    };
+    post("/tokenize", token_route(tokenize_response));
+    post("/detokenize", token_route(detokenize_response));
     post("/v1/completions",
          [this](const HttpRequest& req, HttpResponse& res) { generate(req, res, false); });
     post("/v1/chat/completions",
@@ -200,8 +225,15 @@ void HttpServer::routes() {
 }
 
 bool HttpServer::authorized(const HttpRequest& req, HttpResponse& res) const {
-    if (options_.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return true;
-    if (req.get_header_value("Authorization") == "Bearer " + options_.api_key) return true;
+    // The token routes run the tokenizer on any text sent: keyed, as in llama-server.
+    const bool keyed =
+        req.path.rfind("/v1/", 0) == 0 || req.path == "/tokenize" || req.path == "/detokenize";
+    if (!options_.api_keys || !options_.api_keys->enabled() || !keyed) return true;
+    const std::string authorization = req.get_header_value("Authorization");
+    constexpr std::string_view kBearer = "Bearer ";
+    if (authorization.starts_with(kBearer) &&
+        options_.api_keys->accepts(std::string_view(authorization).substr(kBearer.size())))
+        return true;
     send_error(res, ApiError(401, "invalid or missing API key (Authorization: Bearer KEY)", "",
                              "authentication_error", "invalid_api_key"));
     return false;

@@ -258,26 +258,6 @@ ojson chat_tool_choice(const ojson& body) {
     bad_request("tool_choice", "'tool_choice' must be none, auto, required or a named function");
 }
 
-std::vector<int32_t> chat_prompt(std::string_view body_text, const ServedModel& model,
-                                 CompletionRequest& r) {
-    if (!model.chat_template)
-        throw ApiError(400, "this model has no chat template; use /v1/completions", "messages");
-    // Parsed again keeping key order: the template writes tools' schemas as given.
-    const ojson body = ojson::parse(body_text, nullptr, false);
-    const ojson messages = chat_messages(body);
-    ChatRequestContext context;
-    context.tool_choice = chat_tool_choice(body);
-    if (context.tool_choice != "none") context.tools = chat_tools(body);
-    r.tool_calls = !context.tools.is_null();
-    std::string text;
-    try {
-        text = model.chat_template->render(messages, true, context);
-    } catch (const Error& e) {
-        bad_request("messages", "{}", e.what());
-    }
-    return model.chat_template->tokenize(*model.tokenizer, text);
-}
-
 void reject_unsupported(const json& body, bool chat) {
     if (boolean(body, "echo", false)) bad_request("echo", "'echo' is not supported");
     if (field(body, "suffix")) bad_request("suffix", "'suffix' is not supported");
@@ -291,6 +271,25 @@ void reject_unsupported(const json& body, bool chat) {
 }
 
 }  // namespace
+
+ChatPrompt chat_prompt(std::string_view body_text, const ServedModel& model,
+                       bool add_generation_prompt) {
+    if (!model.chat_template)
+        throw ApiError(400, "this model has no chat template; use /v1/completions", "messages");
+    // Parsed again keeping key order: the template writes tools' schemas as given.
+    const ojson body = ojson::parse(body_text, nullptr, false);
+    const ojson messages = chat_messages(body);
+    ChatRequestContext context;
+    context.tool_choice = chat_tool_choice(body);
+    if (context.tool_choice != "none") context.tools = chat_tools(body);
+    std::string text;
+    try {
+        text = model.chat_template->render(messages, add_generation_prompt, context);
+    } catch (const Error& e) {
+        bad_request("messages", "{}", e.what());
+    }
+    return {model.chat_template->tokenize(*model.tokenizer, text), !context.tools.is_null()};
+}
 
 CompletionRequest parse_completion_request(std::string_view body_text, bool chat,
                                            const ServedModel& model) {
@@ -311,6 +310,9 @@ CompletionRequest parse_completion_request(std::string_view body_text, bool chat
     const auto n_vocab = static_cast<int32_t>(model.tokenizer->n_vocab());
     r.stream = boolean(body, "stream", false);
     if (const json* so = field(body, "stream_options")) {
+        // As OpenAI and vLLM answer: options for a stream that will not be sent are a mistake.
+        if (!r.stream)
+            bad_request("stream_options", "'stream_options' is only allowed with 'stream': true");
         if (!so->is_object()) bad_request("stream_options", "'stream_options' must be an object");
         r.include_usage = boolean(*so, "include_usage", false);
     }
@@ -337,6 +339,10 @@ CompletionRequest parse_completion_request(std::string_view body_text, bool chat
     s.presence_penalty = static_cast<float>(number(body, "presence_penalty", -2, 2, 0));
     s.frequency_penalty = static_cast<float>(number(body, "frequency_penalty", -2, 2, 0));
     s.repetition_penalty = static_cast<float>(number(body, "repetition_penalty", 0.01, 10, 1));
+    // llama.cpp's name and meaning: the tokens the penalties look back on, -1 all of them.
+    s.penalty_last_n =
+        static_cast<int32_t>(integer(body, "repeat_last_n", -1, std::numeric_limits<int32_t>::max(),
+                                     SamplingParams{}.penalty_last_n));
     s.logit_bias = logit_bias(body, n_vocab);
     if (field(body, "seed")) {
         r.seed_given = true;
@@ -353,7 +359,9 @@ CompletionRequest parse_completion_request(std::string_view body_text, bool chat
             r.logprobs = static_cast<int32_t>(integer(body, "top_logprobs", 0, kMaxTopLogprobs, 0));
         else if (field(body, "top_logprobs"))
             bad_request("top_logprobs", "'top_logprobs' needs 'logprobs': true");
-        r.prompts.push_back(chat_prompt(body_text, model, r));
+        ChatPrompt prompt = chat_prompt(body_text, model);
+        r.tool_calls = prompt.tool_calls;
+        r.prompts.push_back(std::move(prompt.tokens));
     } else {
         r.logprobs = static_cast<int32_t>(integer(body, "logprobs", 0, kMaxTopLogprobs, -1));
         r.prompts = completion_prompts(body, *model.tokenizer);

@@ -55,4 +55,14 @@ inline constexpr size_t kMaxStopStrings = 8;
 CompletionRequest parse_completion_request(std::string_view body, bool chat,
                                            const ServedModel& model);
 
+// A chat request's prompt: its messages (with tools and tool_choice) through the model's chat
+// template, as /v1/chat/completions runs it (and /tokenize counts it).
+struct ChatPrompt {
+    std::vector<int32_t> tokens;
+    bool tool_calls = false;  // tools are offered: replies may call them
+};
+// The body must be a JSON object. Throws ApiError (400 naming the field; no template).
+ChatPrompt chat_prompt(std::string_view body, const ServedModel& model,
+                       bool add_generation_prompt = true);
+
 }  // namespace kite::server

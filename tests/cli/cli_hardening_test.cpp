@@ -1,6 +1,7 @@
 // The CLI refuses what would hurt, with one line: flag values that would wrap or poison
-// (empty sizes, signed or overflowing seeds, NaN), contexts past the model or memory, and a
-// quantize output that is not a regular file or a new path (which stays untouched).
+// (empty sizes, signed or overflowing seeds, NaN), contexts past the model or memory or too
+// small for one token, and a quantize output that is not a regular file or a new path (which
+// stays untouched).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -38,6 +39,17 @@ TEST(CliHardening, SizesPastTheModelOrMemoryAreRefusedBeforeAllocating) {
     // Within the model but not within memory: 8192 tokens x 1024 sequences of KV.
     expect_one_line_error(run_kite("serve --max-seqs 1024 --kv-mem 4000G --port 0"), 1,
                           "not enough memory");
+}
+
+TEST(CliHardening, AContextTooSmallForAPromptAndOneTokenIsOneErrorLine) {
+    // A server that would refuse every request is refused at start instead (bounded: before
+    // the check it listened until killed).
+    expect_one_line_error(run_kite("serve -c 1 --port 0", "/dev/null", 60), 1,
+                          "cannot hold a prompt and one generated token");
+    expect_one_line_error(run_kite("run -p hi -c 1"), 1, "does not leave room");
+    // No progress line before the error.
+    expect_one_line_error(run_kite("perplexity -f /usr/share/common-licenses/GPL-3 -c 1"), 1,
+                          "at least 4 tokens");
 }
 
 TEST(CliHardening, QuantizeWritesOnlyRegularFilesOrNewPaths) {

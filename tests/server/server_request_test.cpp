@@ -94,6 +94,30 @@ TEST_F(ServerRequestTest, DefaultsFollowOpenAI) {
     EXPECT_EQ(c.logprobs, 0);
 }
 
+TEST_F(ServerRequestTest, RepeatLastNSetsThePenaltiesWindow) {
+    auto last_n = [](const std::string& body) {
+        return parse_completion_request(body, false, model()).params.sampling.penalty_last_n;
+    };
+    EXPECT_EQ(last_n(R"({"prompt": "x"})"), 64);
+    EXPECT_EQ(last_n(R"({"prompt": "x", "repeat_last_n": 0})"), 0);
+    EXPECT_EQ(last_n(R"({"prompt": "x", "repeat_last_n": -1})"), -1);
+    EXPECT_EQ(last_n(R"({"prompt": "x", "repeat_last_n": 200})"), 200);
+    EXPECT_EQ(error_of(R"({"prompt": "x", "repeat_last_n": -2})").param, "repeat_last_n");
+    EXPECT_EQ(error_of(R"({"prompt": "x", "repeat_last_n": 1.5})").param, "repeat_last_n");
+    EXPECT_EQ(error_of(R"({"prompt": "x", "repeat_last_n": 4294967296})").param, "repeat_last_n");
+}
+
+TEST_F(ServerRequestTest, StreamOptionsNeedAStream) {
+    EXPECT_EQ(error_of(R"({"prompt": "x", "stream_options": {"include_usage": true}})").param,
+              "stream_options");
+    EXPECT_EQ(error_of(R"({"prompt": "x", "stream": false, "stream_options": {}})").param,
+              "stream_options");
+    // Null is as absent.
+    EXPECT_FALSE(
+        parse_completion_request(R"({"prompt": "x", "stream_options": null})", false, model())
+            .include_usage);
+}
+
 TEST_F(ServerRequestTest, RejectsBadRequestsNamingTheField) {
     EXPECT_EQ(error_of("{oops").status, 400);
     EXPECT_EQ(error_of("[]").status, 400);

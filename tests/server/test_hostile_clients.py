@@ -118,6 +118,23 @@ def test_pipelined_requests_are_answered_in_order(server):
     assert json.loads(answers[1][2])["object"] == "list"
 
 
+@pytest.mark.parametrize("half_close", [False, True])
+def test_malformed_request_pipelined_behind_a_valid_one_is_answered_at_once(server, half_close):
+    with connect(server) as sock:
+        start = time.monotonic()
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\nGARBAGE\r\n\r\n")
+        if half_close:
+            sock.shutdown(socket.SHUT_WR)
+        first = read_response(sock)
+        second = read_response(sock)
+        elapsed = time.monotonic() - start
+        assert sock.recv(1) == b""  # then the server closes
+    assert first[0] == 200 and json.loads(first[2]) == {"status": "ok"}
+    assert second[0] == 400 and second[1].get("connection") == "close"
+    assert "malformed" in json.loads(second[2])["error"]["message"]
+    assert elapsed < 0.1, elapsed  # as soon as the parser knows, not at the read timeout
+
+
 def test_half_closed_client_gets_its_answer(server):
     with connect(server) as sock:
         sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")

@@ -218,6 +218,24 @@ def test_sampling_parameters_are_accepted(server, model_id):
     assert r.choices[0].logprobs.tokens[0] == r.choices[0].logprobs.tokens[-1]
 
 
+def test_repeat_last_n_is_the_penalties_window(server, model_id):
+    prompt = "one two one two one two one two one two one two"
+    plain = greedy(server.client(), model_id, prompt, 16)
+
+    def penalised(last_n):
+        r = server.http.post("/v1/completions", json={
+            "prompt": prompt, "max_tokens": 16, "temperature": 0, "ignore_eos": True,
+            "repetition_penalty": 3.0, "repeat_last_n": last_n})
+        assert r.status_code == 200, r.text
+        return r.json()["choices"][0]["text"]
+
+    assert penalised(0) == plain  # no tokens in the window: no penalty
+    assert penalised(64) != plain
+    assert penalised(-1) != plain  # the whole context
+    r = server.http.post("/v1/completions", json={"prompt": prompt, "repeat_last_n": -2})
+    assert r.status_code == 400 and r.json()["error"]["param"] == "repeat_last_n"
+
+
 PROMPTS = [f"{subject} {verb}" for subject in
            ("The cat", "My grandmother", "A small robot", "The old lighthouse", "Every winter the river",
             "In 1492, Columbus", "The recipe for bread", "Quantum computers")

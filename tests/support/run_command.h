@@ -27,15 +27,18 @@ inline std::string read_text(const std::filesystem::path& p) {
 }
 
 // `args` is appended to the kite binary's path as shell words (quote them yourself); stdin
-// comes from `input_path`.
-inline CommandResult run_kite(const std::string& args,
-                              const std::string& input_path = "/dev/null") {
+// comes from `input_path`. A command that may not end (a server) gets `timeout_s`: then it
+// is killed (exit 137).
+inline CommandResult run_kite(const std::string& args, const std::string& input_path = "/dev/null",
+                              int timeout_s = 0) {
     static int counter = 0;
     auto dir = std::filesystem::temp_directory_path();
     std::string tag = std::to_string(::getpid()) + "_" + std::to_string(counter++);
     auto out = dir / ("kite_out_" + tag), err = dir / ("kite_err_" + tag);
-    std::string cmd = std::string(KITE_KITE_BIN) + " " + args + " <" + input_path + " >" +
-                      out.string() + " 2>" + err.string();
+    const std::string limit =
+        timeout_s > 0 ? "timeout -s KILL " + std::to_string(timeout_s) + " " : "";
+    std::string cmd = limit + KITE_KITE_BIN + " " + args + " <" + input_path + " >" + out.string() +
+                      " 2>" + err.string();
     int status = std::system(cmd.c_str());
     CommandResult r;
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
