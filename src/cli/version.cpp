@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "kernels/isa.h"
+#include "kernels/cpu/isa.h"
 
 // Written at every build (cmake/commit_header.cmake): KITE_GIT_COMMIT.
 #include "kite_commit.h"

@@ -1,7 +1,7 @@
 #include "server/token_routes.h"
 
+#include "core/utf8.h"
 #include "server/api_error.h"
-#include "tokenizer/utf8.h"
 
 namespace kite::server {
 

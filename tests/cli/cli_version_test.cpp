@@ -3,7 +3,7 @@
 
 #include <regex>
 
-#include "kernels/isa.h"
+#include "kernels/cpu/isa.h"
 #include "run_command.h"
 
 namespace kite {
