@@ -67,21 +67,23 @@ KITE_AVX2 inline void store_rows(float* y, int64_t rows_left, __m256 v) {
     _mm256_maskstore_ps(y, mask, v);
 }
 
-// A tile's accumulators: (group g, token c) holds 8 rows of token t0 + c.
-template <int G, int C>
-KITE_AVX2 inline void zero_tile(__m256 (&acc)[G][C]) {
-    for (int g = 0; g < G; ++g)
-        for (int c = 0; c < C; ++c) acc[g][c] = _mm256_setzero_ps();
-}
+// The register width of this level, for the float tiles (8 floats).
+struct FloatWidth {
+    using Vec = __m256;
+    KITE_AVX2 static Vec zero() { return _mm256_setzero_ps(); }
+    KITE_AVX2 static Vec set1(float x) { return _mm256_set1_ps(x); }
+    KITE_AVX2 static Vec fmadd(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
+    template <TensorType T>
+    KITE_AVX2 static Vec load_rows(const uint8_t* p) {
+        if constexpr (T == TensorType::F32)
+            return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
+        return load_f16x8(reinterpret_cast<const uint16_t*>(p));
+    }
+};
 
-template <int G, int C>
-KITE_AVX2 inline void store_tile(const __m256 (&acc)[G][C], const WeightMatrix& w, int64_t g0,
-                                 int64_t t0, float* y) {
-    for (int g = 0; g < G; ++g)
-        for (int c = 0; c < C; ++c)
-            store_rows(y + (t0 + c) * w.rows + (g0 + g) * kRows, w.rows - (g0 + g) * kRows,
-                       acc[g][c]);
-}
+#define KITE_TILE_TARGET KITE_AVX2
+#include "kernels/gemm/packed_float_tile.inc"
+#undef KITE_TILE_TARGET
 
 // GCC treats integer vector adds as plain additions and rebalances a chain of them into a
 // tree: a tile computes all products of a fold first and most spill to the stack. An empty
@@ -273,35 +275,6 @@ KITE_AVX2 inline __m256i apply_scale(__m256i part, __m256i scale) {
 #include "kernels/gemm/packed_k_tile_256.inc"
 #include "kernels/gemm/packed_quant_tile_256.inc"
 #undef KITE_TILE_TARGET
-
-template <TensorType T>
-KITE_AVX2 inline __m256 load_float_rows(const uint8_t* p) {
-    if constexpr (T == TensorType::F32) return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
-    return load_f16x8(reinterpret_cast<const uint16_t*>(p));
-}
-
-// G groups times C tokens for F32 and F16 weights: per column, one FMA per (group, token).
-template <TensorType T, int G, int C>
-KITE_AVX2 void float_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
-                          size_t act_bytes, int64_t g0, int64_t t0, float* y) {
-    constexpr int64_t kColBytes = kRows * (T == TensorType::F32 ? 4 : 2);
-    const uint8_t* wg[G];  // T, not w.type: F16 groups may come converted to F32
-    for (int g = 0; g < G; ++g) wg[g] = groups + g * w.cols * kColBytes;
-    const float* x[C];
-    for (int c = 0; c < C; ++c) x[c] = reinterpret_cast<const float*>(act + (t0 + c) * act_bytes);
-
-    __m256 acc[G][C];
-    zero_tile(acc);
-    for (int64_t k = 0; k < w.cols; ++k) {
-        __m256 wv[G];
-        for (int g = 0; g < G; ++g) wv[g] = load_float_rows<T>(wg[g] + k * kColBytes);
-        for (int c = 0; c < C; ++c) {
-            const __m256 xv = _mm256_set1_ps(x[c][k]);
-            for (int g = 0; g < G; ++g) acc[g][c] = _mm256_fmadd_ps(wv[g], xv, acc[g][c]);
-        }
-    }
-    store_tile(acc, w, g0, t0, y);
-}
 
 // A BF16 pair register as f32: each 32-bit lane holds row r's columns 2k (low half) and
 // 2k + 1 (high half), so a shift gives column 2k and a mask column 2k + 1.

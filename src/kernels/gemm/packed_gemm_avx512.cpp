@@ -81,21 +81,22 @@ KITE_AVX512 inline void store_rows(float* y, int64_t rows_left, __m512 v) {
         _mm512_mask_storeu_ps(y, static_cast<__mmask16>((1u << rows_left) - 1), v);
 }
 
-// A tile's accumulators: (group g, token c) holds 16 rows of token t0 + c.
-template <int G, int C>
-KITE_AVX512 inline void zero_tile(__m512 (&acc)[G][C]) {
-    for (int g = 0; g < G; ++g)
-        for (int c = 0; c < C; ++c) acc[g][c] = _mm512_setzero_ps();
-}
+// The register width of this level, for the float tiles (16 floats).
+struct FloatWidth {
+    using Vec = __m512;
+    KITE_AVX512 static Vec zero() { return _mm512_setzero_ps(); }
+    KITE_AVX512 static Vec set1(float x) { return _mm512_set1_ps(x); }
+    KITE_AVX512 static Vec fmadd(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
+    template <TensorType T>
+    KITE_AVX512 static Vec load_rows(const uint8_t* p) {
+        if constexpr (T == TensorType::F32) return _mm512_loadu_ps(p);
+        return load_f16x16(reinterpret_cast<const uint16_t*>(p));
+    }
+};
 
-template <int G, int C>
-KITE_AVX512 inline void store_tile(const __m512 (&acc)[G][C], const WeightMatrix& w, int64_t g0,
-                                   int64_t t0, float* y) {
-    for (int g = 0; g < G; ++g)
-        for (int c = 0; c < C; ++c)
-            store_rows(y + (t0 + c) * w.rows + (g0 + g) * kRows, w.rows - (g0 + g) * kRows,
-                       acc[g][c]);
-}
+#define KITE_TILE_TARGET KITE_AVX512
+#include "kernels/gemm/packed_float_tile.inc"
+#undef KITE_TILE_TARGET
 
 // G groups (16 G rows) times C tokens. Per block, each (group, token) gathers an int32 sum
 // for 16 rows from 8 VNNI steps (the weights' levels times the activation quants, from
@@ -284,35 +285,6 @@ KITE_AVX512 void k_tile(const WeightMatrix& w, const uint8_t* groups, const uint
                 acc[g][c] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mins[g][c]),
                                              _mm512_mul_ps(dmin, dx), acc[g][c]);
             }
-        }
-    }
-    store_tile(acc, w, g0, t0, y);
-}
-
-template <TensorType T>
-KITE_AVX512 inline __m512 load_float_rows(const uint8_t* p) {
-    if constexpr (T == TensorType::F32) return _mm512_loadu_ps(p);
-    return load_f16x16(reinterpret_cast<const uint16_t*>(p));
-}
-
-// G groups times C tokens for F32 and F16 weights: per column, one FMA per (group, token).
-template <TensorType T, int G, int C>
-KITE_AVX512 void float_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
-                            size_t act_bytes, int64_t g0, int64_t t0, float* y) {
-    constexpr int64_t kColBytes = kRows * (T == TensorType::F32 ? 4 : 2);
-    const uint8_t* wg[G];  // T, not w.type: F16 groups may come converted to F32
-    for (int g = 0; g < G; ++g) wg[g] = groups + g * w.cols * kColBytes;
-    const float* x[C];
-    for (int c = 0; c < C; ++c) x[c] = reinterpret_cast<const float*>(act + (t0 + c) * act_bytes);
-
-    __m512 acc[G][C];
-    zero_tile(acc);
-    for (int64_t k = 0; k < w.cols; ++k) {
-        __m512 wv[G];
-        for (int g = 0; g < G; ++g) wv[g] = load_float_rows<T>(wg[g] + k * kColBytes);
-        for (int c = 0; c < C; ++c) {
-            const __m512 xv = _mm512_set1_ps(x[c][k]);
-            for (int g = 0; g < G; ++g) acc[g][c] = _mm512_fmadd_ps(wv[g], xv, acc[g][c]);
         }
     }
     store_tile(acc, w, g0, t0, y);
