@@ -36,7 +36,7 @@ List items_of(const Value& v) {
     if (v.is_undefined()) return {};
     if (!v.is_dict()) template_fail("TypeError: can only get item pairs from a mapping");
     List out;
-    for (const auto& [key, value] : v.dict().items) out.emplace_back(List{Value(key), value});
+    for (const auto& [key, value] : v.dict().items) out.push_back(Value::tuple({key, value}));
     return out;
 }
 
