@@ -42,6 +42,36 @@ size_t code_point_count(std::string_view s) {
     return n;
 }
 
+uint32_t code_point_value(std::string_view cp) {
+    const auto lead = static_cast<unsigned char>(cp[0]);
+    if (cp.size() == 1) return lead;
+    static constexpr unsigned char kLeadMask[] = {0, 0, 0x1F, 0x0F, 0x07};
+    uint32_t v = lead & kLeadMask[cp.size()];
+    for (size_t i = 1; i < cp.size(); ++i)
+        v = (v << 6) | (static_cast<unsigned char>(cp[i]) & 0x3F);
+    return v;
+}
+
+std::string utf8_encode(uint32_t cp) {
+    std::string out;
+    if (cp < 0x80) {
+        out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+        out += static_cast<char>(0xC0 | (cp >> 6));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+        out += static_cast<char>(0xE0 | (cp >> 12));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+        out += static_cast<char>(0xF0 | (cp >> 18));
+        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+        out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+    return out;
+}
+
 bool is_py_space(std::string_view cp) {
     if (cp.size() == 1) return is_ascii_space(cp[0]);
     // The non-ASCII code points Python's str.isspace() accepts.
@@ -104,9 +134,38 @@ std::vector<std::string> py_split(std::string_view s, const std::optional<std::s
     return out;
 }
 
+namespace {
+
+// rsplit(None, maxsplit): words from the end; what is left keeps its leading whitespace.
+std::vector<std::string> rsplit_whitespace(std::string_view s, int64_t maxsplit) {
+    const std::vector<std::string_view> cps = code_points(s);
+    auto offset = [&](size_t i) {
+        return i == cps.size() ? s.size() : size_t(cps[i].data() - s.data());
+    };
+    std::vector<std::string> out;
+    size_t end = cps.size();
+    while (true) {
+        while (end > 0 && is_py_space(cps[end - 1])) --end;
+        if (end == 0) break;
+        if (static_cast<int64_t>(out.size()) == maxsplit) {
+            out.emplace_back(s.substr(0, offset(end)));
+            break;
+        }
+        size_t begin = end;
+        while (begin > 0 && !is_py_space(cps[begin - 1])) --begin;
+        out.emplace_back(s.substr(offset(begin), offset(end) - offset(begin)));
+        end = begin;
+    }
+    std::reverse(out.begin(), out.end());
+    return out;
+}
+
+}  // namespace
+
 std::vector<std::string> py_rsplit(std::string_view s, const std::optional<std::string>& sep,
                                    int64_t maxsplit) {
-    if (maxsplit < 0 || !sep) return py_split(s, sep, maxsplit);
+    if (maxsplit < 0) return py_split(s, sep, maxsplit);
+    if (!sep) return rsplit_whitespace(s, maxsplit);
     if (sep->empty()) template_fail("ValueError: empty separator");
     std::vector<std::string> out;
     size_t end = s.size();
@@ -227,6 +286,22 @@ std::string py_str_repr(std::string_view s) {
         }
     }
     out += quote;
+    return out;
+}
+
+std::string py_ascii(std::string_view repr) {
+    std::string out;
+    for (std::string_view cp : code_points(repr)) {
+        const uint32_t v = code_point_value(cp);
+        if (v < 0x80)
+            out += cp;
+        else if (v < 0x100)
+            out += fmt::format("\\x{:02x}", v);
+        else if (v < 0x10000)
+            out += fmt::format("\\u{:04x}", v);
+        else
+            out += fmt::format("\\U{:08x}", v);
+    }
     return out;
 }
 

@@ -3,6 +3,7 @@
 // message text need the same rules to render the same bytes.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +14,10 @@ namespace kite::tmpl {
 // The code points of `s`, each as its UTF-8 bytes (invalid bytes stand alone).
 std::vector<std::string_view> code_points(std::string_view s);
 size_t code_point_count(std::string_view s);
+
+// One code point's number (a stray byte stands for itself) and its UTF-8 bytes.
+uint32_t code_point_value(std::string_view code_point);
+std::string utf8_encode(uint32_t code_point);
 
 bool is_py_space(std::string_view code_point);
 // str.strip/lstrip/rstrip: whitespace, or any code point in `chars` when given.
@@ -34,5 +39,7 @@ std::string py_capitalize(std::string_view s);
 std::string html_escape(std::string_view s);
 // Python's repr() of a str: single quotes unless the text holds ' and no ".
 std::string py_str_repr(std::string_view s);
+// Python's ascii(): repr() with the non-ASCII code points escaped (\xe9, \u2028, ...).
+std::string py_ascii(std::string_view repr);
 
 }  // namespace kite::tmpl
