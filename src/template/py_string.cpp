@@ -206,38 +206,6 @@ std::string py_replace(std::string_view s, std::string_view from, std::string_vi
     return out;
 }
 
-std::string py_upper(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-    return out;
-}
-
-std::string py_lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    return out;
-}
-
-std::string py_title(std::string_view s) {
-    std::string out(s);
-    bool previous_cased = false;
-    for (char& c : out) {
-        const bool lower = c >= 'a' && c <= 'z', upper = c >= 'A' && c <= 'Z';
-        if (lower && !previous_cased) c = static_cast<char>(c - 'a' + 'A');
-        if (upper && previous_cased) c = static_cast<char>(c - 'A' + 'a');
-        previous_cased = lower || upper;
-    }
-    return out;
-}
-
-std::string py_capitalize(std::string_view s) {
-    std::string out = py_lower(s);
-    if (!out.empty() && out[0] >= 'a' && out[0] <= 'z') out[0] = static_cast<char>(out[0] - 32);
-    return out;
-}
-
 std::string html_escape(std::string_view s) {
     std::string out;
     for (char c : s) {

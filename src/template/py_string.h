@@ -30,11 +30,17 @@ std::vector<std::string> py_rsplit(std::string_view s, const std::optional<std::
                                    int64_t maxsplit);
 std::string py_replace(std::string_view s, std::string_view from, std::string_view to,
                        int64_t count);
-// ASCII case mappings (other code points are left as they are).
+// Case mappings (py_case.cpp): ASCII, Latin-1, Latin Extended-A, Greek and Cyrillic letters
+// map one to one as Python maps them; other code points (and the few that Python maps to
+// several, such as 'ß'.upper() == 'SS') are left as they are.
 std::string py_upper(std::string_view s);
 std::string py_lower(std::string_view s);
 std::string py_title(std::string_view s);
 std::string py_capitalize(std::string_view s);
+std::string py_swapcase(std::string_view s);
+// Whether a code point is a lowercase or uppercase letter (one with a mapping above).
+bool is_lower_letter(uint32_t cp);
+bool is_upper_letter(uint32_t cp);
 // markupsafe's escape(): & < > " ' as HTML entities.
 std::string html_escape(std::string_view s);
 // Python's repr() of a str: single quotes unless the text holds ' and no ".
