@@ -42,36 +42,6 @@ size_t code_point_count(std::string_view s) {
     return n;
 }
 
-uint32_t code_point_value(std::string_view cp) {
-    const auto lead = static_cast<unsigned char>(cp[0]);
-    if (cp.size() == 1) return lead;
-    static constexpr unsigned char kLeadMask[] = {0, 0, 0x1F, 0x0F, 0x07};
-    uint32_t v = lead & kLeadMask[cp.size()];
-    for (size_t i = 1; i < cp.size(); ++i)
-        v = (v << 6) | (static_cast<unsigned char>(cp[i]) & 0x3F);
-    return v;
-}
-
-std::string utf8_encode(uint32_t cp) {
-    std::string out;
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-    return out;
-}
-
 bool is_py_space(std::string_view cp) {
     if (cp.size() == 1) return is_ascii_space(cp[0]);
     // The non-ASCII code points Python's str.isspace() accepts.

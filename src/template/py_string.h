@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/utf8.h"
+
 namespace kite::tmpl {
 
 // The code points of `s`, each as its UTF-8 bytes (invalid bytes stand alone).
@@ -16,8 +18,14 @@ std::vector<std::string_view> code_points(std::string_view s);
 size_t code_point_count(std::string_view s);
 
 // One code point's number (a stray byte stands for itself) and its UTF-8 bytes.
-uint32_t code_point_value(std::string_view code_point);
-std::string utf8_encode(uint32_t code_point);
+inline uint32_t code_point_value(std::string_view code_point) {
+    return decode_utf8(code_point);
+}
+inline std::string utf8_encode(uint32_t code_point) {
+    std::string out;
+    append_utf8(code_point, out);
+    return out;
+}
 
 bool is_py_space(std::string_view code_point);
 // str.strip/lstrip/rstrip: whitespace, or any code point in `chars` when given.
