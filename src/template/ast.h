@@ -17,7 +17,7 @@ struct Expr {
     enum class Kind {
         Literal,  // value
         Name,     // name
-        List,     // items (also tuples: Python's (a, b) behaves as a list here)
+        List,     // items: a list, or a tuple when `tuple` is set
         Dict,     // keys[i]: items[i]
         Attr,     // object.name
         Item,     // object[items[0]]
@@ -41,6 +41,7 @@ struct Expr {
     std::vector<std::pair<std::string, ExprPtr>> keywords;
     std::vector<std::string> ops;
     bool negated = false;
+    bool tuple = false;  // a List written (a, b) or a, b
 };
 
 struct Node;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
+#include <string_view>
+#include <unordered_map>
 
 #include "template/call_args.h"
 #include "template/error.h"
@@ -34,7 +36,7 @@ List items_of(const Value& v) {
     if (v.is_undefined()) return {};
     if (!v.is_dict()) template_fail("TypeError: can only get item pairs from a mapping");
     List out;
-    for (const auto& [key, value] : v.dict().items) out.emplace_back(List{Value(key), value});
+    for (const auto& [key, value] : v.dict().items) out.push_back(Value::tuple({key, value}));
     return out;
 }
 
@@ -210,125 +212,256 @@ Value tojson(const Value& v, CallArgs& args) {
     return Value(to_json(v, indent, arg(args, 99, "sort_keys", Value(false)).truthy()));
 }
 
+Value length_of(const Value& v, CallArgs&, Renderer&) {
+    return Value(length(v));
+}
+
+Value string_of(const Value& v, CallArgs&, Renderer&) {
+    return Value(to_str(v));
+}
+
+Value safe(const Value& v, CallArgs&, Renderer&) {
+    return v.is_markup() ? v : Value::markup(to_str(v));
+}
+
+Value escape(const Value& v, CallArgs&, Renderer&) {
+    return v.is_markup() ? v : Value::markup(html_escape(to_str(v)));
+}
+
+Value trim(const Value& v, CallArgs& args, Renderer&) {
+    const Value chars = arg(args, 0, "chars", Value(None{}));
+    return Value(py_strip(to_str(v), chars.is_string() ? std::optional(chars.str()) : std::nullopt,
+                          true, true));
+}
+
+Value default_value(const Value& v, CallArgs& args, Renderer&) {
+    const bool boolean = arg(args, 1, "boolean", Value(false)).truthy();
+    const bool use_fallback = v.is_undefined() || (boolean && !v.truthy());
+    return use_fallback ? arg(args, 0, "default_value", Value("")) : v;
+}
+
+Value join(const Value& v, CallArgs& args, Renderer& r) {
+    const std::string sep = to_str(arg(args, 0, "d", Value("")));
+    const Value attribute = arg(args, 1, "attribute");
+    std::string out;
+    bool first = true;
+    for (const Value& item : iterate(v)) {
+        if (!first) out += sep;
+        first = false;
+        out += to_str(attribute.is_undefined() ? item : get_path(r, item, to_str(attribute)));
+        r.check_size(out.size());
+    }
+    return Value(std::move(out));
+}
+
+Value items(const Value& v, CallArgs&, Renderer&) {
+    return Value(items_of(v));
+}
+
+Value list_of(const Value& v, CallArgs&, Renderer&) {
+    return Value(iterate(v));
+}
+
+Value lower(const Value& v, CallArgs&, Renderer&) {
+    return Value(py_lower(to_str(v)));
+}
+
+Value upper(const Value& v, CallArgs&, Renderer&) {
+    return Value(py_upper(to_str(v)));
+}
+
+Value title(const Value& v, CallArgs&, Renderer&) {
+    return Value(py_title(to_str(v)));
+}
+
+Value capitalize(const Value& v, CallArgs&, Renderer&) {
+    return Value(py_capitalize(to_str(v)));
+}
+
+Value replace(const Value& v, CallArgs& args, Renderer&) {
+    const Value count = arg(args, 2, "count", Value(None{}));
+    return Value(py_replace(to_str(v), to_str(arg(args, 0, "old")), to_str(arg(args, 1, "new")),
+                            count.is_none() ? -1 : count.as_int()));
+}
+
+Value indent_filter(const Value& v, CallArgs& args, Renderer&) {
+    return Value(indent(to_str(v), arg(args, 0, "width", Value(int64_t{4})),
+                        arg(args, 1, "first", Value(false)).truthy(),
+                        arg(args, 2, "blank", Value(false)).truthy()));
+}
+
+Value dictsort_filter(const Value& v, CallArgs& args, Renderer&) {
+    return dictsort(v, args);
+}
+
+Value selectattr(const Value& v, CallArgs& args, Renderer& r) {
+    return select_items(v, args, r, true, true);
+}
+
+Value rejectattr(const Value& v, CallArgs& args, Renderer& r) {
+    return select_items(v, args, r, true, false);
+}
+
+Value select(const Value& v, CallArgs& args, Renderer& r) {
+    return select_items(v, args, r, false, true);
+}
+
+Value reject(const Value& v, CallArgs& args, Renderer& r) {
+    return select_items(v, args, r, false, false);
+}
+
+Value first(const Value& v, CallArgs&, Renderer&) {
+    List items = iterate(v);
+    if (items.empty()) return Value(Undefined{"the sequence is empty"});
+    return items.front();
+}
+
+Value last(const Value& v, CallArgs&, Renderer&) {
+    if (v.is_generator()) template_fail("TypeError: cannot reverse a generator");
+    List items = iterate(v);
+    if (items.empty()) return Value(Undefined{"the sequence is empty"});
+    return items.back();
+}
+
+Value reverse(const Value& v, CallArgs&, Renderer&) {
+    if (v.is_string()) {
+        std::string out;
+        auto cps = code_points(v.str());
+        for (auto it = cps.rbegin(); it != cps.rend(); ++it) out += *it;
+        return Value(std::move(out));
+    }
+    List items = iterate(v);
+    std::reverse(items.begin(), items.end());
+    return Value(std::move(items));
+}
+
+Value unique(const Value& v, CallArgs&, Renderer&) {
+    return unique_items(v);
+}
+
+Value min_of(const Value& v, CallArgs&, Renderer&) {
+    return extreme(v, false);
+}
+
+Value max_of(const Value& v, CallArgs&, Renderer&) {
+    return extreme(v, true);
+}
+
+Value sum(const Value& v, CallArgs& args, Renderer& r) {
+    Value total = arg(args, 1, "start", Value(int64_t{0}));
+    const Value attribute = arg(args, 0, "attribute");
+    for (const Value& item : iterate(v)) {
+        const Value x = attribute.is_undefined() ? item : get_path(r, item, to_str(attribute));
+        if (!x.is_number() || !total.is_number()) template_fail("TypeError: sum of non-numbers");
+        int64_t n = 0;
+        if (total.is_float() || x.is_float())
+            total = Value(total.as_float() + x.as_float());
+        else if (__builtin_add_overflow(total.as_int(), x.as_int(), &n))
+            template_fail("OverflowError: integer too large");
+        else
+            total = Value(n);
+    }
+    return total;
+}
+
+Value abs_of(const Value& v, CallArgs&, Renderer&) {
+    if (!v.is_number()) template_fail("TypeError: bad operand type for abs()");
+    if (v.is_float()) return Value(std::fabs(v.as_float()));
+    if (v.as_int() == INT64_MIN) template_fail("OverflowError: integer too large");
+    return Value(static_cast<int64_t>(std::llabs(v.as_int())));
+}
+
+Value round_of(const Value& v, CallArgs& args, Renderer&) {
+    const int64_t precision = int_arg(args, 0, "precision", 0, "round");
+    if (!v.is_number() || precision < 0 || precision > 15) template_fail("TypeError: round");
+    const double scale = std::pow(10.0, static_cast<double>(precision));
+    return Value(std::round(v.as_float() * scale) / scale);
+}
+
+Value wordcount(const Value& v, CallArgs&, Renderer&) {
+    return Value(static_cast<int64_t>(py_split(to_str(v), std::nullopt, -1).size()));
+}
+
+Value center(const Value& v, CallArgs& args, Renderer&) {
+    const int64_t width = int_arg(args, 0, "width", 80, "center");
+    const std::string s = to_str(v);
+    const auto n = static_cast<int64_t>(code_point_count(s));
+    if (width > 1 << 20) template_fail("center: width too large");
+    if (width <= n) return Value(s);
+    const int64_t total = width - n, left = total / 2 + (total & width & 1);
+    return Value(std::string(static_cast<size_t>(left), ' ') + s +
+                 std::string(static_cast<size_t>(total - left), ' '));
+}
+
+Value attr(const Value& v, CallArgs& args, Renderer& r) {
+    return r.get_attribute(v, to_str(arg(args, 0, "name")));
+}
+
+Value tojson_filter(const Value& v, CallArgs& args, Renderer&) {
+    return tojson(v, args);
+}
+
+Value int_filter(const Value& v, CallArgs& args, Renderer&) {
+    return to_int(v, args);
+}
+
+Value float_filter(const Value& v, CallArgs& args, Renderer&) {
+    return to_float(v, args);
+}
+
+using Filter = Value (*)(const Value& subject, CallArgs& args, Renderer& r);
+
+// Every filter by its name (aliases included), as Jinja2's DEFAULT_FILTERS names them.
+const std::unordered_map<std::string_view, Filter> kFilters{
+    {"tojson", tojson_filter},
+    {"length", length_of},
+    {"count", length_of},
+    {"string", string_of},
+    {"safe", safe},
+    {"trim", trim},
+    {"default", default_value},
+    {"d", default_value},
+    {"join", join},
+    {"items", items},
+    {"list", list_of},
+    {"lower", lower},
+    {"upper", upper},
+    {"title", title},
+    {"capitalize", capitalize},
+    {"escape", escape},
+    {"e", escape},
+    {"replace", replace},
+    {"indent", indent_filter},
+    {"dictsort", dictsort_filter},
+    {"selectattr", selectattr},
+    {"rejectattr", rejectattr},
+    {"select", select},
+    {"reject", reject},
+    {"map", map_items},
+    {"first", first},
+    {"last", last},
+    {"reverse", reverse},
+    {"sort", sorted_items},
+    {"unique", unique},
+    {"min", min_of},
+    {"max", max_of},
+    {"sum", sum},
+    {"int", int_filter},
+    {"float", float_filter},
+    {"abs", abs_of},
+    {"round", round_of},
+    {"wordcount", wordcount},
+    {"center", center},
+    {"attr", attr},
+};
+
 }  // namespace
 
 Value apply_filter(const std::string& name, const Value& v, CallArgs& args, Renderer& r) {
-    if (name == "tojson") return tojson(v, args);
-    if (name == "length" || name == "count") return Value(length(v));
-    if (name == "string") return Value(to_str(v));
-    if (name == "safe") return v.is_markup() ? v : Value::markup(to_str(v));
-    if (name == "trim") {
-        const Value chars = arg(args, 0, "chars", Value(None{}));
-        return Value(py_strip(
-            to_str(v), chars.is_string() ? std::optional(chars.str()) : std::nullopt, true, true));
-    }
-    if (name == "default" || name == "d") {
-        const bool boolean = arg(args, 1, "boolean", Value(false)).truthy();
-        const bool use_fallback = v.is_undefined() || (boolean && !v.truthy());
-        return use_fallback ? arg(args, 0, "default_value", Value("")) : v;
-    }
-    if (name == "join") {
-        const std::string sep = to_str(arg(args, 0, "d", Value("")));
-        const Value attribute = arg(args, 1, "attribute");
-        std::string out;
-        bool first = true;
-        for (const Value& item : iterate(v)) {
-            if (!first) out += sep;
-            first = false;
-            out += to_str(attribute.is_undefined() ? item : get_path(r, item, to_str(attribute)));
-            r.check_size(out.size());
-        }
-        return Value(std::move(out));
-    }
-    if (name == "items") return Value(items_of(v));
-    if (name == "list") return Value(iterate(v));
-    if (name == "lower") return Value(py_lower(to_str(v)));
-    if (name == "upper") return Value(py_upper(to_str(v)));
-    if (name == "title") return Value(py_title(to_str(v)));
-    if (name == "capitalize") return Value(py_capitalize(to_str(v)));
-    if (name == "escape" || name == "e")
-        return v.is_markup() ? v : Value::markup(html_escape(to_str(v)));
-    if (name == "replace") {
-        const Value count = arg(args, 2, "count", Value(None{}));
-        return Value(py_replace(to_str(v), to_str(arg(args, 0, "old")), to_str(arg(args, 1, "new")),
-                                count.is_none() ? -1 : count.as_int()));
-    }
-    if (name == "indent")
-        return Value(indent(to_str(v), arg(args, 0, "width", Value(int64_t{4})),
-                            arg(args, 1, "first", Value(false)).truthy(),
-                            arg(args, 2, "blank", Value(false)).truthy()));
-    if (name == "dictsort") return dictsort(v, args);
-    if (name == "selectattr" || name == "rejectattr")
-        return select_items(v, args, r, true, name == "selectattr");
-    if (name == "select" || name == "reject")
-        return select_items(v, args, r, false, name == "select");
-    if (name == "map") return map_items(v, args, r);
-    if (name == "first" || name == "last") {
-        if (name == "last" && v.is_generator())
-            template_fail("TypeError: cannot reverse a generator");
-        List items = iterate(v);
-        if (items.empty()) return Value(Undefined{"the sequence is empty"});
-        return name == "first" ? items.front() : items.back();
-    }
-    if (name == "reverse") {
-        if (v.is_string()) {
-            std::string out;
-            auto cps = code_points(v.str());
-            for (auto it = cps.rbegin(); it != cps.rend(); ++it) out += *it;
-            return Value(std::move(out));
-        }
-        List items = iterate(v);
-        std::reverse(items.begin(), items.end());
-        return Value(std::move(items));
-    }
-    if (name == "sort") return sorted_items(v, args, r);
-    if (name == "unique") return unique_items(v);
-    if (name == "min" || name == "max") return extreme(v, name == "max");
-    if (name == "sum") {
-        Value total = arg(args, 1, "start", Value(int64_t{0}));
-        const Value attribute = arg(args, 0, "attribute");
-        for (const Value& item : iterate(v)) {
-            const Value x = attribute.is_undefined() ? item : get_path(r, item, to_str(attribute));
-            if (!x.is_number() || !total.is_number())
-                template_fail("TypeError: sum of non-numbers");
-            int64_t sum = 0;
-            if (total.is_float() || x.is_float())
-                total = Value(total.as_float() + x.as_float());
-            else if (__builtin_add_overflow(total.as_int(), x.as_int(), &sum))
-                template_fail("OverflowError: integer too large");
-            else
-                total = Value(sum);
-        }
-        return total;
-    }
-    if (name == "int") return to_int(v, args);
-    if (name == "float") return to_float(v, args);
-    if (name == "abs") {
-        if (!v.is_number()) template_fail("TypeError: bad operand type for abs()");
-        if (v.is_float()) return Value(std::fabs(v.as_float()));
-        if (v.as_int() == INT64_MIN) template_fail("OverflowError: integer too large");
-        return Value(static_cast<int64_t>(std::llabs(v.as_int())));
-    }
-    if (name == "round") {
-        const int64_t precision = int_arg(args, 0, "precision", 0, "round");
-        if (!v.is_number() || precision < 0 || precision > 15) template_fail("TypeError: round");
-        const double scale = std::pow(10.0, static_cast<double>(precision));
-        return Value(std::round(v.as_float() * scale) / scale);
-    }
-    if (name == "wordcount")
-        return Value(static_cast<int64_t>(py_split(to_str(v), std::nullopt, -1).size()));
-    if (name == "center") {
-        const int64_t width = int_arg(args, 0, "width", 80, "center");
-        const std::string s = to_str(v);
-        const auto n = static_cast<int64_t>(code_point_count(s));
-        if (width > 1 << 20) template_fail("center: width too large");
-        if (width <= n) return Value(s);
-        const int64_t total = width - n, left = total / 2 + (total & width & 1);
-        return Value(std::string(static_cast<size_t>(left), ' ') + s +
-                     std::string(static_cast<size_t>(total - left), ' '));
-    }
-    if (name == "attr") return r.get_attribute(v, to_str(arg(args, 0, "name")));
-    template_fail("TemplateAssertionError: no filter named '{}'", name);
+    const auto found = kFilters.find(name);
+    if (found == kFilters.end())
+        template_fail("TemplateAssertionError: no filter named '{}'", name);
+    return found->second(v, args, r);
 }
 
 }  // namespace kite::tmpl

@@ -34,12 +34,28 @@ Value range(CallArgs& args, Renderer& r) {
     return Value(std::move(out));
 }
 
-// dict(**kwargs) and namespace(**kwargs), also from a mapping given first.
+// dict(pairs) takes any iterable of two-item sequences, as Python's dict() does.
+void add_pairs(Dict& d, const Value& pairs) {
+    size_t index = 0;
+    for (const Value& pair : iterate(pairs)) {
+        const List items = iterate(pair);
+        if (items.size() != 2)
+            template_fail(
+                "ValueError: dictionary update sequence element #{} has length {}; 2 is required",
+                index, items.size());
+        d.set(items[0], items[1]);
+        ++index;
+    }
+}
+
+// dict(**kwargs) and namespace(**kwargs), also from a mapping or pairs given first.
 Dict keyword_dict(const CallArgs& args) {
     Dict d;
     for (const Value& v : args.positional) {
-        if (!v.is_dict()) template_fail("TypeError: expected a mapping");
-        for (const auto& [key, item] : v.dict().items) d.set(key, item);
+        if (v.is_dict())
+            for (const auto& [key, item] : v.dict().items) d.set(key, item);
+        else
+            add_pairs(d, v);
     }
     for (const auto& [key, item] : args.keyword) d.set(key, item);
     return d;

@@ -1,6 +1,7 @@
 #include "template/json_value.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "template/error.h"
 
@@ -38,6 +39,20 @@ Value from_json(const nlohmann::ordered_json& j) {
     }
 }
 
+std::string json_key(const Value& key) {
+    if (key.is_string()) return key.str();
+    if (key.is_bool()) return key.as_bool() ? "true" : "false";
+    if (key.is_none()) return "null";
+    if (key.is_int()) return std::to_string(key.as_int());
+    if (key.is_float()) {
+        const double f = key.as_float();
+        return std::isnan(f)   ? "NaN"
+               : std::isinf(f) ? (f > 0 ? "Infinity" : "-Infinity")
+                               : float_repr(f);
+    }
+    template_fail("TypeError: keys must be str, int, float, bool or None, not {}", key.type_name());
+}
+
 nlohmann::ordered_json to_json_value(const Value& v) {
     switch (v.kind()) {
         case Value::Kind::None:
@@ -59,7 +74,7 @@ nlohmann::ordered_json to_json_value(const Value& v) {
         case Value::Kind::Dict: {
             if (v.dict().is_namespace) break;
             auto o = nlohmann::ordered_json::object();
-            for (const auto& [key, item] : v.dict().items) o[key] = to_json_value(item);
+            for (const auto& [key, item] : v.dict().items) o[json_key(key)] = to_json_value(item);
             return o;
         }
         default:
@@ -173,16 +188,17 @@ struct JsonWriter {
             out += "{}";
             return;
         }
-        std::vector<const std::pair<std::string, Value>*> entries;
+        std::vector<const std::pair<Value, Value>*> entries;
         for (const auto& entry : d.items) entries.push_back(&entry);
+        // json.dumps sorts the keys themselves, so keys of mixed types raise as in Python.
         if (sort_keys)
-            std::sort(entries.begin(), entries.end(),
-                      [](auto* a, auto* b) { return a->first < b->first; });
+            std::stable_sort(entries.begin(), entries.end(),
+                             [](auto* a, auto* b) { return less(a->first, b->first); });
         out += '{';
         for (size_t i = 0; i < entries.size(); ++i) {
             if (i > 0) out += indent >= 0 ? "," : ", ";
             if (indent >= 0) newline(depth + 1);
-            append_json_string(out, entries[i]->first);
+            append_json_string(out, json_key(entries[i]->first));
             out += ": ";
             write(entries[i]->second, depth + 1);
         }

@@ -272,6 +272,7 @@ class Parser {
         ExprPtr first = parse_expression();
         if (!is_op(",")) return first;
         auto list = expr(Expr::Kind::List);
+        list->tuple = true;
         list->items.push_back(std::move(first));
         while (accept_op(",")) list->items.push_back(parse_expression());
         return list;
@@ -425,10 +426,11 @@ class Parser {
         }
         if (t.type == Type::Int || t.type == Type::Float) return parse_number();
         if (accept_op("(")) {
-            if (accept_op(")")) return expr(Expr::Kind::List);
+            auto list = expr(Expr::Kind::List);
+            list->tuple = true;
+            if (accept_op(")")) return list;
             ExprPtr first = parse_expression();
             if (accept_op(")")) return first;
-            auto list = expr(Expr::Kind::List);
             list->items.push_back(std::move(first));
             while (accept_op(",") && !is_op(")")) list->items.push_back(parse_expression());
             expect_op(")");

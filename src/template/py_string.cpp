@@ -104,9 +104,38 @@ std::vector<std::string> py_split(std::string_view s, const std::optional<std::s
     return out;
 }
 
+namespace {
+
+// rsplit(None, maxsplit): words from the end; what is left keeps its leading whitespace.
+std::vector<std::string> rsplit_whitespace(std::string_view s, int64_t maxsplit) {
+    const std::vector<std::string_view> cps = code_points(s);
+    auto offset = [&](size_t i) {
+        return i == cps.size() ? s.size() : size_t(cps[i].data() - s.data());
+    };
+    std::vector<std::string> out;
+    size_t end = cps.size();
+    while (true) {
+        while (end > 0 && is_py_space(cps[end - 1])) --end;
+        if (end == 0) break;
+        if (static_cast<int64_t>(out.size()) == maxsplit) {
+            out.emplace_back(s.substr(0, offset(end)));
+            break;
+        }
+        size_t begin = end;
+        while (begin > 0 && !is_py_space(cps[begin - 1])) --begin;
+        out.emplace_back(s.substr(offset(begin), offset(end) - offset(begin)));
+        end = begin;
+    }
+    std::reverse(out.begin(), out.end());
+    return out;
+}
+
+}  // namespace
+
 std::vector<std::string> py_rsplit(std::string_view s, const std::optional<std::string>& sep,
                                    int64_t maxsplit) {
-    if (maxsplit < 0 || !sep) return py_split(s, sep, maxsplit);
+    if (maxsplit < 0) return py_split(s, sep, maxsplit);
+    if (!sep) return rsplit_whitespace(s, maxsplit);
     if (sep->empty()) template_fail("ValueError: empty separator");
     std::vector<std::string> out;
     size_t end = s.size();
@@ -144,38 +173,6 @@ std::string py_replace(std::string_view s, std::string_view from, std::string_vi
         at = next + from.size();
     }
     out.append(s.substr(at));
-    return out;
-}
-
-std::string py_upper(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-    return out;
-}
-
-std::string py_lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    return out;
-}
-
-std::string py_title(std::string_view s) {
-    std::string out(s);
-    bool previous_cased = false;
-    for (char& c : out) {
-        const bool lower = c >= 'a' && c <= 'z', upper = c >= 'A' && c <= 'Z';
-        if (lower && !previous_cased) c = static_cast<char>(c - 'a' + 'A');
-        if (upper && previous_cased) c = static_cast<char>(c - 'A' + 'a');
-        previous_cased = lower || upper;
-    }
-    return out;
-}
-
-std::string py_capitalize(std::string_view s) {
-    std::string out = py_lower(s);
-    if (!out.empty() && out[0] >= 'a' && out[0] <= 'z') out[0] = static_cast<char>(out[0] - 32);
     return out;
 }
 
@@ -227,6 +224,22 @@ std::string py_str_repr(std::string_view s) {
         }
     }
     out += quote;
+    return out;
+}
+
+std::string py_ascii(std::string_view repr) {
+    std::string out;
+    for (std::string_view cp : code_points(repr)) {
+        const uint32_t v = code_point_value(cp);
+        if (v < 0x80)
+            out += cp;
+        else if (v < 0x100)
+            out += fmt::format("\\x{:02x}", v);
+        else if (v < 0x10000)
+            out += fmt::format("\\u{:04x}", v);
+        else
+            out += fmt::format("\\U{:08x}", v);
+    }
     return out;
 }
 

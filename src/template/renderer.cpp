@@ -433,14 +433,13 @@ Value Renderer::eval(const Expr& e) {
             List items;
             items.reserve(e.items.size());
             for (const ExprPtr& item : e.items) items.push_back(eval(*item));
-            return Value(std::move(items));
+            return e.tuple ? Value::tuple(std::move(items)) : Value(std::move(items));
         }
         case Expr::Kind::Dict: {
             Dict d;
             for (size_t i = 0; i < e.keys.size(); ++i) {
-                const Value key = eval(*e.keys[i]);
-                if (!key.is_string()) template_fail("TypeError: dict keys must be strings here");
-                d.set(key.str(), eval(*e.items[i]));
+                Value key = eval(*e.keys[i]);
+                d.set(std::move(key), eval(*e.items[i]));
             }
             return Value(std::move(d));
         }
@@ -570,8 +569,10 @@ Value Renderer::get_attribute(const Value& object, const std::string& name) {
 
 Value Renderer::get_item(const Value& object, const Value& key) {
     if (object.is_undefined()) raise_undefined(object);
+    // jinja2 turns a failed lookup (an unhashable key included) into an undefined value.
+    if (object.is_dict() && hashable(key))
+        if (const Value* v = object.dict().find_key(key)) return *v;
     if (object.is_dict() && key.is_string()) {
-        if (const Value* v = object.dict().find(key.str())) return *v;
         if (std::optional<Value> m = method(object, key.str())) return *m;
         return undefined("'dict object' has no attribute '" + key.str() + "'");
     }
@@ -628,7 +629,8 @@ Value Renderer::eval_slice(const Expr& e) {
         else
             l.push_back(object.list()[static_cast<size_t>(i)]);
     }
-    return object.is_string() ? Value(std::move(s)) : Value(std::move(l));
+    if (object.is_string()) return Value(std::move(s));
+    return object.is_tuple() ? Value::tuple(std::move(l)) : Value(std::move(l));
 }
 
 }  // namespace kite::tmpl

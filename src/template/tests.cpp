@@ -1,5 +1,8 @@
 #include "template/tests.h"
 
+#include <string_view>
+#include <unordered_map>
+
 #include "template/call_args.h"
 #include "template/error.h"
 #include "template/py_string.h"
@@ -7,48 +10,90 @@
 
 namespace kite::tmpl {
 
+namespace {
+
+bool is_mapping(const Value& v) {
+    return v.is_dict() && !v.dict().is_namespace;
+}
+
+int64_t integer_subject(const Value& v, std::string_view test) {
+    if (!v.is_int() && !v.is_bool()) template_fail("TypeError: '{}' needs an integer", test);
+    return v.as_int();
+}
+
+Value other(const CallArgs& args) {
+    return arg(args, 0, "other");
+}
+
+bool divisible_by(const Value& v, const CallArgs& args) {
+    const int64_t n = integer_subject(v, "divisibleby");
+    const int64_t d = int_arg(args, 0, "num", 1, "divisibleby");
+    if (d == 0) template_fail("ZeroDivisionError: divisibleby(0)");
+    return n % d == 0;
+}
+
+bool same_as(const Value& v, const CallArgs& args) {
+    const Value o = other(args);
+    return v.kind() == o.kind() && (v.is_none() || v.is_undefined() || equal(v, o)) &&
+           !v.is_list() && !v.is_dict();
+}
+
+using Test = bool (*)(const Value& subject, const CallArgs& args);
+
+// Every test by its name (aliases and operator spellings included), as Jinja2's
+// DEFAULT_TESTS names them.
+const std::unordered_map<std::string_view, Test> kTests{
+    {"defined", [](const Value& v, const CallArgs&) { return !v.is_undefined(); }},
+    {"undefined", [](const Value& v, const CallArgs&) { return v.is_undefined(); }},
+    {"none", [](const Value& v, const CallArgs&) { return v.is_none(); }},
+    {"string", [](const Value& v, const CallArgs&) { return v.is_string(); }},
+    {"mapping", [](const Value& v, const CallArgs&) { return is_mapping(v); }},
+    {"sequence",
+     [](const Value& v, const CallArgs&) {
+         return v.is_string() || (v.is_list() && !v.is_generator()) || is_mapping(v);
+     }},
+    {"iterable",
+     [](const Value& v, const CallArgs&) { return v.is_string() || v.is_list() || is_mapping(v); }},
+    {"number", [](const Value& v, const CallArgs&) { return v.is_number(); }},
+    {"integer", [](const Value& v, const CallArgs&) { return v.is_int(); }},
+    {"float", [](const Value& v, const CallArgs&) { return v.is_float(); }},
+    {"boolean", [](const Value& v, const CallArgs&) { return v.is_bool(); }},
+    {"true", [](const Value& v, const CallArgs&) { return v.is_bool() && v.as_bool(); }},
+    {"false", [](const Value& v, const CallArgs&) { return v.is_bool() && !v.as_bool(); }},
+    {"callable", [](const Value& v, const CallArgs&) { return v.is_function(); }},
+    {"lower",
+     [](const Value& v, const CallArgs&) { return v.is_string() && py_lower(v.str()) == v.str(); }},
+    {"upper",
+     [](const Value& v, const CallArgs&) { return v.is_string() && py_upper(v.str()) == v.str(); }},
+    {"odd", [](const Value& v, const CallArgs&) { return integer_subject(v, "odd") % 2 != 0; }},
+    {"even", [](const Value& v, const CallArgs&) { return integer_subject(v, "even") % 2 == 0; }},
+    {"divisibleby", divisible_by},
+    {"eq", [](const Value& v, const CallArgs& a) { return equal(v, other(a)); }},
+    {"equalto", [](const Value& v, const CallArgs& a) { return equal(v, other(a)); }},
+    {"==", [](const Value& v, const CallArgs& a) { return equal(v, other(a)); }},
+    {"ne", [](const Value& v, const CallArgs& a) { return !equal(v, other(a)); }},
+    {"!=", [](const Value& v, const CallArgs& a) { return !equal(v, other(a)); }},
+    {"lt", [](const Value& v, const CallArgs& a) { return less(v, other(a)); }},
+    {"lessthan", [](const Value& v, const CallArgs& a) { return less(v, other(a)); }},
+    {"<", [](const Value& v, const CallArgs& a) { return less(v, other(a)); }},
+    {"gt", [](const Value& v, const CallArgs& a) { return less(other(a), v); }},
+    {"greaterthan", [](const Value& v, const CallArgs& a) { return less(other(a), v); }},
+    {">", [](const Value& v, const CallArgs& a) { return less(other(a), v); }},
+    {"le", [](const Value& v, const CallArgs& a) { return !less(other(a), v); }},
+    {"<=", [](const Value& v, const CallArgs& a) { return !less(other(a), v); }},
+    {"ge", [](const Value& v, const CallArgs& a) { return !less(v, other(a)); }},
+    {">=", [](const Value& v, const CallArgs& a) { return !less(v, other(a)); }},
+    {"in", [](const Value& v, const CallArgs& a) { return contains(other(a), v); }},
+    {"sameas", same_as},
+};
+
+}  // namespace
+
 bool apply_test(const std::string& name, const Value& v, CallArgs& args, Renderer& r) {
     (void)r;
-    if (name == "defined") return !v.is_undefined();
-    if (name == "undefined") return v.is_undefined();
-    if (name == "none") return v.is_none();
-    if (name == "string") return v.is_string();
-    if (name == "mapping") return v.is_dict() && !v.dict().is_namespace;
-    if (name == "sequence")
-        return v.is_string() || (v.is_list() && !v.is_generator()) ||
-               (v.is_dict() && !v.dict().is_namespace);
-    if (name == "iterable")
-        return v.is_string() || v.is_list() || (v.is_dict() && !v.dict().is_namespace);
-    if (name == "number") return v.is_number();
-    if (name == "integer") return v.is_int();
-    if (name == "float") return v.is_float();
-    if (name == "boolean") return v.is_bool();
-    if (name == "true") return v.is_bool() && v.as_bool();
-    if (name == "false") return v.is_bool() && !v.as_bool();
-    if (name == "callable") return v.is_function();
-    if (name == "lower") return v.is_string() && py_lower(v.str()) == v.str();
-    if (name == "upper") return v.is_string() && py_upper(v.str()) == v.str();
-    if (name == "odd" || name == "even" || name == "divisibleby") {
-        if (!v.is_int() && !v.is_bool()) template_fail("TypeError: '{}' needs an integer", name);
-        if (name == "divisibleby") {
-            const int64_t d = int_arg(args, 0, "num", 1, "divisibleby");
-            if (d == 0) template_fail("ZeroDivisionError: divisibleby(0)");
-            return v.as_int() % d == 0;
-        }
-        return (v.as_int() % 2 != 0) == (name == "odd");
-    }
-    const Value other = arg(args, 0, "other");
-    if (name == "eq" || name == "equalto" || name == "==") return equal(v, other);
-    if (name == "ne" || name == "!=") return !equal(v, other);
-    if (name == "lt" || name == "lessthan" || name == "<") return less(v, other);
-    if (name == "gt" || name == "greaterthan" || name == ">") return less(other, v);
-    if (name == "le" || name == "<=") return !less(other, v);
-    if (name == "ge" || name == ">=") return !less(v, other);
-    if (name == "in") return contains(other, v);
-    if (name == "sameas")
-        return v.kind() == other.kind() && (v.is_none() || v.is_undefined() || equal(v, other)) &&
-               !v.is_list() && !v.is_dict();
-    template_fail("TemplateRuntimeError: no test named '{}'", name);
+    const auto found = kTests.find(name);
+    if (found == kTests.end()) template_fail("TemplateRuntimeError: no test named '{}'", name);
+    return found->second(v, args);
 }
 
 }  // namespace kite::tmpl

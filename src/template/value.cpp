@@ -11,22 +11,54 @@ namespace kite::tmpl {
 
 const Value* Dict::find(std::string_view key) const {
     for (const auto& [k, v] : items)
-        if (k == key) return &v;
+        if (k.is_string() && k.str() == key) return &v;
     return nullptr;
 }
 
-void Dict::set(std::string key, Value value) {
+const Value* Dict::find_key(const Value& key) const {
+    require_hashable(key);
+    if (key.is_string()) return find(key.str());
+    for (const auto& [k, v] : items)
+        if (equal(k, key)) return &v;
+    return nullptr;
+}
+
+void Dict::set(Value key, Value value) {
+    require_hashable(key);
     for (auto& [k, v] : items)
-        if (k == key) {
+        if (equal(k, key)) {
             v = std::move(value);
             return;
         }
     items.emplace_back(std::move(key), std::move(value));
 }
 
+bool hashable(const Value& v) {
+    if (v.is_dict() || v.is_generator()) return false;
+    if (!v.is_list()) return true;
+    if (!v.is_tuple()) return false;
+    for (const Value& item : v.list())
+        if (!hashable(item)) return false;
+    return true;
+}
+
+void require_hashable(const Value& key) {
+    if (hashable(key)) return;
+    // A tuple is unhashable for the list or dict inside it; Python names that one.
+    if (key.is_tuple())
+        for (const Value& item : key.list()) require_hashable(item);
+    template_fail("TypeError: unhashable type: '{}'", key.type_name());
+}
+
 Value Value::generator(List items) {
     Value v(std::move(items));
     v.generator_ = true;
+    return v;
+}
+
+Value Value::tuple(List items) {
+    Value v(std::move(items));
+    v.tuple_ = true;
     return v;
 }
 
@@ -83,7 +115,7 @@ const char* Value::type_name() const {
         case Kind::String:
             return "str";
         case Kind::List:
-            return generator_ ? "generator" : "list";
+            return generator_ ? "generator" : tuple_ ? "tuple" : "list";
         case Kind::Dict:
             return dict().is_namespace ? "Namespace" : "dict";
         case Kind::Function:
@@ -144,14 +176,15 @@ void append_repr(std::string& out, const Value& v, int depth);
 void append_items(std::string& out, const Value& v, int depth) {
     if (depth > kMaxReprDepth) template_fail("RecursionError: value nested too deeply to print");
     if (v.is_list()) {
-        out += '[';
+        out += v.is_tuple() ? '(' : '[';
         bool first = true;
         for (const Value& item : v.list()) {
             if (!first) out += ", ";
             first = false;
             append_repr(out, item, depth + 1);
         }
-        out += ']';
+        if (v.is_tuple() && v.list().size() == 1) out += ',';  // (1,): a one-item tuple
+        out += v.is_tuple() ? ')' : ']';
         return;
     }
     out += v.dict().is_namespace ? "<Namespace {" : "{";
@@ -159,7 +192,7 @@ void append_items(std::string& out, const Value& v, int depth) {
     for (const auto& [key, item] : v.dict().items) {
         if (!first) out += ", ";
         first = false;
-        out += py_str_repr(key);
+        append_repr(out, key, depth + 1);
         out += ": ";
         append_repr(out, item, depth + 1);
     }
@@ -228,7 +261,7 @@ bool equal(const Value& a, const Value& b) {
             return a.str() == b.str();
         case Value::Kind::List: {
             const List &x = a.list(), &y = b.list();
-            if (x.size() != y.size()) return false;
+            if (x.size() != y.size() || a.is_tuple() != b.is_tuple()) return false;
             for (size_t i = 0; i < x.size(); ++i)
                 if (!equal(x[i], y[i])) return false;
             return true;
@@ -237,7 +270,7 @@ bool equal(const Value& a, const Value& b) {
             const Dict &x = a.dict(), &y = b.dict();
             if (x.items.size() != y.items.size()) return false;
             for (const auto& [key, item] : x.items) {
-                const Value* other = y.find(key);
+                const Value* other = y.find_key(key);
                 if (!other || !equal(item, *other)) return false;
             }
             return true;
@@ -255,7 +288,7 @@ bool less(const Value& a, const Value& b) {
         return a.as_int() < b.as_int();
     }
     if (a.is_string() && b.is_string()) return a.str() < b.str();
-    if (a.is_list() && b.is_list()) {
+    if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
         const List &x = a.list(), &y = b.list();
         for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
             if (!equal(x[i], y[i])) return less(x[i], y[i]);
@@ -278,7 +311,7 @@ bool contains(const Value& haystack, const Value& needle) {
             if (equal(item, needle)) return true;
         return false;
     }
-    if (haystack.is_dict()) return needle.is_string() && haystack.dict().find(needle.str());
+    if (haystack.is_dict()) return haystack.dict().find_key(needle) != nullptr;
     // Undefined iterates as empty, so nothing is in it.
     if (haystack.is_undefined()) return false;
     template_fail("TypeError: argument of type '{}' is not iterable", haystack.type_name());
@@ -297,7 +330,7 @@ List iterate(const Value& v) {
     if (v.is_dict() && !v.dict().is_namespace) {
         List keys;
         keys.reserve(v.dict().items.size());
-        for (const auto& [key, item] : v.dict().items) keys.emplace_back(key);
+        for (const auto& [key, item] : v.dict().items) keys.push_back(key);
         return keys;
     }
     if (v.is_string()) {

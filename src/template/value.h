@@ -1,7 +1,8 @@
 // The values templates compute with, with Python's semantics (Jinja2 runs on Python, and chat
 // templates rely on it): truthiness, equality and ordering, `in`, str() and repr(). Strings
 // are UTF-8; lists and dicts are shared by reference, as Python objects are (a namespace's
-// attributes change in place). Dicts keep insertion order.
+// attributes change in place). Dicts keep insertion order, and their keys are any hashable
+// value, compared as Python compares them (1, 1.0 and True are the same key).
 #pragma once
 
 #include <cstdint>
@@ -26,11 +27,15 @@ struct CallArgs {
 using List = std::vector<Value>;
 
 struct Dict {
-    std::vector<std::pair<std::string, Value>> items;
+    std::vector<std::pair<Value, Value>> items;
     bool is_namespace = false;  // namespace(): attributes may be assigned with `set ns.x`
 
+    // The value under the string key `key` (what attribute lookup and variables use).
     const Value* find(std::string_view key) const;
-    void set(std::string key, Value value);
+    // The value under any key, found as Python's dict finds it; raises for an unhashable key.
+    const Value* find_key(const Value& key) const;
+    // d[key] = value: an equal key already there keeps its place (and its own type).
+    void set(Value key, Value value);
 };
 
 struct Function {
@@ -71,6 +76,9 @@ class Value {
     // Markup (what `safe` and `escape` return): plain text added to it with `+` is
     // HTML-escaped first, as Python's markupsafe does. `~` and filters give plain strings.
     static Value markup(std::string text);
+    // A tuple: a list that prints with parentheses, is hashable (a dict key) and is never
+    // equal to a list, as in Python. Tuple literals, dict items and partition() make them.
+    static Value tuple(List items);
 
     Kind kind() const { return static_cast<Kind>(v_.index()); }
     bool is_undefined() const { return kind() == Kind::Undefined; }
@@ -85,6 +93,7 @@ class Value {
     bool is_function() const { return kind() == Kind::Function; }
     bool is_generator() const { return generator_; }
     bool is_markup() const { return markup_; }
+    bool is_tuple() const { return tuple_; }
 
     // The accessors raise TemplateError on a value of another type, so a template that passes
     // the wrong type to a filter gets an error, never a crash.
@@ -117,6 +126,7 @@ class Value {
         v_;
     bool generator_ = false;
     bool markup_ = false;
+    bool tuple_ = false;
 };
 
 // Python's str(x) (what {{ x }} prints) and repr(x) (how containers print their items).
@@ -124,6 +134,12 @@ std::string to_str(const Value& v);
 std::string to_repr(const Value& v);
 // Python's repr of a float: shortest round-trip digits, '1.0', '1e-05', 'inf'.
 std::string float_repr(double f);
+
+// Whether Python can hash the value (use it as a dict key): not lists, dicts or generators, nor
+// tuples holding them.
+bool hashable(const Value& v);
+// Raises Python's TypeError for a value that cannot be a dict key.
+void require_hashable(const Value& key);
 
 // Python's ==, and <, which raises for types without an order.
 bool equal(const Value& a, const Value& b);
