@@ -67,6 +67,14 @@ KITE_AVX2 inline void store_rows(float* y, int64_t rows_left, __m256 v) {
     _mm256_maskstore_ps(y, mask, v);
 }
 
+// A BF16 pair register as f32: each 32-bit lane holds row r's columns 2k (low half) and
+// 2k + 1 (high half), so a shift gives column 2k and a mask column 2k + 1.
+KITE_AVX2 inline void widen_bf16_pair(__m256i v, __m256& even, __m256& odd) {
+    even = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+    odd =
+        _mm256_castsi256_ps(_mm256_and_si256(v, _mm256_set1_epi32(static_cast<int>(0xffff0000u))));
+}
+
 // The register width of this level, for the float tiles (8 floats).
 struct FloatWidth {
     using Vec = __m256;
@@ -78,6 +86,10 @@ struct FloatWidth {
         if constexpr (T == TensorType::F32)
             return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
         return load_f16x8(reinterpret_cast<const uint16_t*>(p));
+    }
+    // Column pair k of a BF16 group: kRows rows of columns 2k and 2k + 1, as floats.
+    KITE_AVX2 static void load_bf16_pair(const uint8_t* p, Vec& even, Vec& odd) {
+        widen_bf16_pair(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), even, odd);
     }
 };
 
@@ -276,46 +288,10 @@ KITE_AVX2 inline __m256i apply_scale(__m256i part, __m256i scale) {
 #include "kernels/gemm/packed_quant_tile_256.inc"
 #undef KITE_TILE_TARGET
 
-// A BF16 pair register as f32: each 32-bit lane holds row r's columns 2k (low half) and
-// 2k + 1 (high half), so a shift gives column 2k and a mask column 2k + 1.
-KITE_AVX2 inline void widen_bf16_pair(__m256i v, __m256& even, __m256& odd) {
-    even = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
-    odd =
-        _mm256_castsi256_ps(_mm256_and_si256(v, _mm256_set1_epi32(static_cast<int>(0xffff0000u))));
-}
-
-// G groups times C tokens for BF16 weights, widened to f32, and f32 activations already
-// rounded to bf16 (AVX2 has no bf16 product).
-template <int G, int C>
-KITE_AVX2 void bf16_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
-                         size_t act_bytes, int64_t g0, int64_t t0, float* y) {
-    const uint8_t* wg[G];
-    for (int g = 0; g < G; ++g) wg[g] = groups + g * group_bytes(w, kRows);
-    const float* x[C];
-    for (int c = 0; c < C; ++c) x[c] = reinterpret_cast<const float*>(act + (t0 + c) * act_bytes);
-
-    __m256 acc[G][C];
-    zero_tile(acc);
-    for (int64_t k = 0; k < bf16_pairs(w.cols); ++k) {
-        __m256 even[G], odd[G];
-        for (int g = 0; g < G; ++g)
-            widen_bf16_pair(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg[g] + k * 32)),
-                            even[g], odd[g]);
-        for (int c = 0; c < C; ++c) {
-            const __m256 xe = _mm256_set1_ps(x[c][2 * k]), xo = _mm256_set1_ps(x[c][2 * k + 1]);
-            for (int g = 0; g < G; ++g) {
-                acc[g][c] = _mm256_fmadd_ps(even[g], xe, acc[g][c]);
-                acc[g][c] = _mm256_fmadd_ps(odd[g], xo, acc[g][c]);
-            }
-        }
-    }
-    store_tile(acc, w, g0, t0, y);
-}
-
 template <TensorType T, int G, int... C>
 constexpr void fill_float_row(TileFn* row, std::integer_sequence<int, C...>) {
     if constexpr (T == TensorType::BF16)
-        ((row[C] = bf16_tile<G, C + 1>), ...);
+        ((row[C] = bf16_widen_tile<G, C + 1>), ...);
     else
         ((row[C] = float_tile<T, G, C + 1>), ...);
 }

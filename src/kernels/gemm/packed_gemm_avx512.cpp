@@ -81,6 +81,14 @@ KITE_AVX512 inline void store_rows(float* y, int64_t rows_left, __m512 v) {
         _mm512_mask_storeu_ps(y, static_cast<__mmask16>((1u << rows_left) - 1), v);
 }
 
+// A BF16 pair register as f32: each 32-bit lane holds row r's columns 2k (low half) and
+// 2k + 1 (high half), so a shift gives column 2k and a mask column 2k + 1.
+KITE_AVX512 inline void widen_bf16_pair(__m512i v, __m512& even, __m512& odd) {
+    even = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+    odd =
+        _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
+}
+
 // The register width of this level, for the float tiles (16 floats).
 struct FloatWidth {
     using Vec = __m512;
@@ -91,6 +99,10 @@ struct FloatWidth {
     KITE_AVX512 static Vec load_rows(const uint8_t* p) {
         if constexpr (T == TensorType::F32) return _mm512_loadu_ps(p);
         return load_f16x16(reinterpret_cast<const uint16_t*>(p));
+    }
+    // Column pair k of a BF16 group: kRows rows of columns 2k and 2k + 1, as floats.
+    KITE_AVX512 static void load_bf16_pair(const uint8_t* p, Vec& even, Vec& odd) {
+        widen_bf16_pair(_mm512_loadu_si512(p), even, odd);
     }
 };
 
@@ -320,14 +332,6 @@ KITE_AVX512_BF16 void bf16_tile(const WeightMatrix& w, const uint8_t* groups, co
     store_tile(acc, w, g0, t0, y);
 }
 
-// A BF16 pair register as f32: each 32-bit lane holds row r's columns 2k (low half) and
-// 2k + 1 (high half), so a shift gives column 2k and a mask column 2k + 1.
-KITE_AVX512 inline void widen_bf16_pair(__m512i v, __m512& even, __m512& odd) {
-    even = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
-    odd =
-        _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
-}
-
 // n (a multiple of 16) f16 values to f32.
 KITE_AVX512 void convert_f16_to_f32(const uint16_t* src, float* dst, int64_t n) {
     for (int64_t i = 0; i < n; i += 16) _mm512_storeu_ps(dst + i, load_f16x16(src + i));
@@ -348,34 +352,6 @@ KITE_AVX512 void widen_bf16_pairs(const WeightMatrix& w, const uint8_t* src, flo
 // Tokens from which F16 (and widened BF16) weights are converted to F32 once per call (see
 // packed_gemm).
 constexpr int64_t kConvertTokens = 64;
-
-// The same product as bf16_tile with f32 FMAs, for CPUs that run vdpbf16ps slowly: the
-// pairs are widened (widen_bf16_pair), and the activations come as f32 already rounded to
-// bf16.
-template <int G, int C>
-KITE_AVX512 void bf16_widen_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
-                                 size_t act_bytes, int64_t g0, int64_t t0, float* y) {
-    const uint8_t* wg[G];
-    for (int g = 0; g < G; ++g) wg[g] = groups + g * group_bytes(w, kRows);
-    const float* x[C];
-    for (int c = 0; c < C; ++c) x[c] = reinterpret_cast<const float*>(act + (t0 + c) * act_bytes);
-
-    __m512 acc[G][C];
-    zero_tile(acc);
-    for (int64_t k = 0; k < bf16_pairs(w.cols); ++k) {
-        __m512 even[G], odd[G];
-        for (int g = 0; g < G; ++g)
-            widen_bf16_pair(_mm512_loadu_si512(wg[g] + k * 64), even[g], odd[g]);
-        for (int c = 0; c < C; ++c) {
-            const __m512 xe = _mm512_set1_ps(x[c][2 * k]), xo = _mm512_set1_ps(x[c][2 * k + 1]);
-            for (int g = 0; g < G; ++g) {
-                acc[g][c] = _mm512_fmadd_ps(even[g], xe, acc[g][c]);
-                acc[g][c] = _mm512_fmadd_ps(odd[g], xo, acc[g][c]);
-            }
-        }
-    }
-    store_tile(acc, w, g0, t0, y);
-}
 
 // ---- Tables ---------------------------------------------------------------------------------
 
