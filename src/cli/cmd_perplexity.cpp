@@ -25,6 +25,17 @@ struct PerplexityCliOptions {
     int64_t stream_tokens = -1;
 };
 
+// The text's tokens as llama-perplexity -f reads them, so that each window holds the same tokens
+// as llama.cpp's: one trailing newline dropped, control-token text not parsed, and BOS first
+// where the model adds one (the windows are cut from that, and each one's first token becomes
+// BOS). Tokenized without BOS, every window would start one text token later than llama.cpp's.
+std::vector<int32_t> text_tokens(const Tokenizer& tokenizer, std::string text) {
+    if (!text.empty() && text.back() == '\n') text.pop_back();
+    std::vector<int32_t> tokens = tokenizer.encode(text, false, false);
+    if (tokenizer.adds_bos()) tokens.insert(tokens.begin(), tokenizer.bos());
+    return tokens;
+}
+
 void run_stream(const PerplexityCliOptions& o, const LoadedModel& m, std::vector<int32_t> tokens,
                 ThreadPool& pool) {
     if (o.stream_tokens > 0 && static_cast<int64_t>(tokens.size()) > o.stream_tokens)
@@ -66,7 +77,7 @@ void run_perplexity(const PerplexityCliOptions& o) {
     ss << in.rdbuf();
     (void)o.engine.window();  // bad window flags stop it before the model loads
     LoadedModel m = load_model(o.engine.model);
-    const std::vector<int32_t> tokens = m.tokenizer->encode(ss.str(), false, false);
+    const std::vector<int32_t> tokens = text_tokens(*m.tokenizer, ss.str());
     ThreadPool pool(o.engine.threads > 0 ? o.engine.threads : ThreadPool::default_threads());
     if (o.stream || o.engine.window().enabled()) return run_stream(o, m, tokens, pool);
     PerplexityOptions po;

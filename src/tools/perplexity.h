@@ -33,6 +33,8 @@ struct PerplexityResult {
     std::vector<int32_t> argmax;  // per window position j < n_ctx - 1: argmax of logits at j
 };
 
+// `tokens` is the text as llama.cpp's tool tokenizes it: BOS first where the model adds one
+// (and `bos` set), so that window w holds tokens [w n_ctx, (w + 1) n_ctx) of that sequence.
 // `progress(window, running_ppl)` is called after each window. Throws kite::Error when the
 // text is shorter than one window.
 PerplexityResult perplexity(const Model& model, const std::vector<int32_t>& tokens,

@@ -2,11 +2,15 @@
 // and one clear error line for bad input.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
+#include "engine/perplexity.h"
 #include "run_command.h"
 #include "test_paths.h"
+#include "tokenizer/tokenizer.h"
 
 namespace kite {
 namespace {
@@ -80,6 +84,39 @@ TEST(CliPerplexity, PrintsTheEstimateAndRejectsShortText) {
     expect_one_line_error(run_kite("perplexity -f " + tiny.string() + " -c 128"), 1,
                           "fewer than one window");
     std::filesystem::remove(tiny);
+}
+
+// A model that adds BOS (the tiny gemma3 fixture's vocabulary does): the windows are cut from
+// the text tokenized with BOS first, as llama-perplexity cuts them, so the command's estimate
+// is perplexity() on [BOS] + the text's tokens, and not on the text's tokens alone.
+TEST(CliPerplexity, CutsWindowsFromTheTextWithBosFirst) {
+    const std::string model_file =
+        std::string(KITE_SOURCE_DIR) + "/tests/fixtures/arch/gemma3.gguf";
+    std::string text;
+    for (int i = 0; i < 8; ++i) text += "the quick brown fox jumps over the lazy dog ";
+    const auto file = std::filesystem::temp_directory_path() / "kite_bos_text.txt";
+    std::ofstream(file) << text << "\n";  // dropped, as llama-perplexity -f drops it
+    auto r = run_kite("perplexity -m " + model_file + " -f " + file.string() + " -c 32 -t 1");
+    std::filesystem::remove(file);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string key = "Final estimate: PPL = ";
+    ASSERT_NE(r.out.find(key), std::string::npos) << r.out;
+    const double printed = std::stod(r.out.substr(r.out.find(key) + key.size()));
+
+    std::unique_ptr<Model> model = Model::load(model_file);
+    std::unique_ptr<Tokenizer> tokenizer = Tokenizer::from_gguf(model->file());
+    ASSERT_TRUE(tokenizer->adds_bos());
+    ThreadPool pool(1);
+    PerplexityOptions o;
+    o.n_ctx = o.n_batch = 32;
+    o.bos = tokenizer->bos();
+    std::vector<int32_t> ids = tokenizer->encode(text, false, false);
+    const double without_bos = perplexity(*model, ids, o, pool).ppl;
+    ids.insert(ids.begin(), tokenizer->bos());
+    const double with_bos = perplexity(*model, ids, o, pool).ppl;
+    EXPECT_NEAR(printed, with_bos, 1e-4 * with_bos);  // printed with 4 decimals
+    EXPECT_GT(std::fabs(printed - without_bos), 1e-3 * with_bos)
+        << "the windows start one token late";
 }
 
 }  // namespace
