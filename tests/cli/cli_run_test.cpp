@@ -7,10 +7,10 @@
 #include <fstream>
 #include <memory>
 
-#include "engine/perplexity.h"
 #include "run_command.h"
 #include "test_paths.h"
 #include "tokenizer/tokenizer.h"
+#include "tools/perplexity.h"
 
 namespace kite {
 namespace {
