@@ -30,6 +30,7 @@ constexpr uint64_t kWakeToken = ~uint64_t{0};
 std::string response_head(const HttpResponse& res, bool chunked, bool keep_alive) {
     std::string head = fmt::format("HTTP/1.1 {} {}\r\n", res.status, reason_phrase(res.status));
     if (!res.content_type.empty()) head += "Content-Type: " + res.content_type + "\r\n";
+    for (const auto& [name, value] : res.headers) head += name + ": " + value + "\r\n";
     if (chunked)
         head += "Transfer-Encoding: chunked\r\n";
     else

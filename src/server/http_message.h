@@ -38,6 +38,7 @@ struct HttpResponse {
 
     int status = 200;
     std::string content_type;
+    std::vector<std::pair<std::string, std::string>> headers;  // sent after Content-Type
     std::string body;
     ChunkProvider provider;
     ChunkReleaser releaser;
