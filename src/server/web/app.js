@@ -1,7 +1,7 @@
 // The chat page: conversations, streamed replies, settings. It talks only to this server's
 // OpenAI endpoints; replies are rendered through markdown.js (sanitized).
 import { ApiError, listModels, streamChat } from './api.js';
-import { handleCopyClick, highlightCode, renderMarkdown } from './markdown.js';
+import { StreamRenderer, handleCopyClick, highlightCode, renderMarkdown } from './markdown.js';
 import { store } from './store.js';
 
 const $ = (id) => document.getElementById(id);
@@ -94,7 +94,7 @@ function messageStats(m) {
   const s = m.stats;
   if (!s) return '';
   const parts = [];
-  if (s.tokens != null) parts.push(`${s.tokens} tokens`);
+  if (s.tokens != null) parts.push(`${s.tokens} ${s.tokens === 1 ? 'token' : 'tokens'}`);
   if (s.tokensPerSecond != null) parts.push(`${s.tokensPerSecond.toFixed(1)} tokens/s`);
   if (s.ttft != null) parts.push(`first token ${Math.round(s.ttft)} ms`);
   if (s.finishReason) parts.push(`finish: ${s.finishReason}`);
@@ -223,7 +223,7 @@ async function generate() {
   const view = messageView(reply, c.messages.length - 1, c);
   view.classList.add('streaming');
   ui.messages.append(view);
-  const body = view.querySelector('.body');
+  const renderer = new StreamRenderer(view.querySelector('.body'));
   showError('');
   setStreaming(true);
   controller = new AbortController();
@@ -233,7 +233,7 @@ async function generate() {
   const paint = () => {
     frame = 0;
     const stick = ui.messages.scrollHeight - ui.messages.scrollTop - ui.messages.clientHeight < 40;
-    body.replaceChildren(renderMarkdown(reply.content));
+    renderer.update(reply.content);
     if (stick) ui.messages.scrollTop = ui.messages.scrollHeight;
   };
   try {
@@ -247,7 +247,8 @@ async function generate() {
     reply.stats = {
       tokens,
       ttft: firstToken != null ? firstToken - started : null,
-      tokensPerSecond: tokens && firstToken != null && end > firstToken
+      // The decode rate: the tokens after the first over the time after the first.
+      tokensPerSecond: tokens > 1 && firstToken != null && end > firstToken
         ? (tokens - 1) / ((end - firstToken) / 1000) : null,
       finishReason: result.finishReason,
     };
@@ -266,6 +267,7 @@ async function generate() {
       reply.error = e.message;
     }
   }
+  cancelAnimationFrame(frame);
   finishStreaming();
   if (!reply.content && !reply.error && reply.stats?.finishReason !== 'stopped') reply.error = 'The reply was empty.';
   store.save();

@@ -109,3 +109,33 @@ export function handleCopyClick(event) {
     setTimeout(() => { button.textContent = 'Copy'; }, 1200);
   }, () => { button.textContent = 'Copy failed'; });
 }
+
+// Renders a reply as it streams without parsing it all again for each update: the blocks
+// that a later block has closed are rendered once and kept; only the open last block is
+// rendered again. (A few constructs that a later block changes, such as a list that
+// continues after a blank line, may look split until the reply ends and is rendered whole.)
+export class StreamRenderer {
+  constructor(root) {
+    this.done = 0;  // characters of the text already rendered into this.closed
+    this.closed = document.createElement('div');
+    this.open = document.createElement('div');
+    this.closed.className = 'md-part';
+    this.open.className = 'md-part';
+    root.replaceChildren(this.closed, this.open);
+  }
+
+  update(text) {
+    configure();
+    const tail = text.slice(this.done);
+    const tokens = window.marked.lexer(tail);
+    let last = tokens.length - 1;
+    while (last >= 0 && tokens[last].type === 'space') last--;
+    const closedRaw = tokens.slice(0, Math.max(0, last)).map((t) => t.raw).join('');
+    // The lexer turns \r\n into \n; then the raw lengths do not count the text: keep it open.
+    if (closedRaw && tail.startsWith(closedRaw)) {
+      this.closed.append(renderMarkdown(closedRaw));
+      this.done += closedRaw.length;
+    }
+    this.open.replaceChildren(renderMarkdown(text.slice(this.done)));
+  }
+}
