@@ -365,6 +365,51 @@ def test_screenshots_light_dark_desktop_phone(server, browser):
     assert console_errors(browser) == []
 
 
+def test_edit_regenerate_rename_delete_import(server, browser):
+    browser.find_element(By.CSS_SELECTOR, "#new-chat").click()
+    browser.execute_script("window.__fake = {events: arguments[0], interval: 0}", sse(["first"]))
+    send(browser, "Question one")
+    assert wait_reply_done(browser).find_element(By.CSS_SELECTOR, ".body").text == "first"
+    # Regenerate sends the same conversation again and replaces the reply.
+    browser.execute_script("window.__fake = {events: arguments[0], interval: 0}", sse(["second"]))
+    last_reply(browser).find_element(By.XPATH, ".//button[text()='Regenerate']").click()
+    wait_for(browser, lambda d: last_reply(d).find_element(By.CSS_SELECTOR, ".body").text == "second")
+    bodies = browser.execute_script("return window.__bodies.slice(-2)")
+    assert bodies[0]["messages"] == bodies[1]["messages"]
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".message.assistant")) == 1
+    # Editing the question resends from there.
+    browser.execute_script("window.__fake = {events: arguments[0], interval: 0}", sse(["third"]))
+    browser.find_element(By.XPATH, "//article[contains(@class,'user')]//button[text()='Edit']").click()
+    editor = browser.find_element(By.CSS_SELECTOR, ".message.user textarea.edit")
+    editor.clear()
+    editor.send_keys("Question two")
+    browser.find_element(By.XPATH, "//button[text()='Save & send']").click()
+    wait_for(browser, lambda d: last_reply(d).find_element(By.CSS_SELECTOR, ".body").text == "third")
+    sent = browser.execute_script("return window.__bodies.at(-1).messages")
+    assert [m["content"] for m in sent if m["role"] != "system"] == ["Question two"]
+    # Rename and delete go through the browser's prompt and confirm.
+    count = len(browser.find_elements(By.CSS_SELECTOR, "#conversations li"))
+    browser.find_element(By.CSS_SELECTOR, "#conversations li.current .small").click()
+    alert = browser.switch_to.alert
+    alert.send_keys("Renamed")
+    alert.accept()
+    assert browser.find_element(By.ID, "title").text == "Renamed"
+    exported = browser.execute_script("return JSON.stringify(window.kite.store.conversations)")
+    browser.find_element(By.CSS_SELECTOR, "#conversations li.current .small + .small").click()
+    browser.switch_to.alert.accept()
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#conversations li")) == count - 1
+    # Importing an export brings it back.
+    browser.execute_script(
+        "window.kite.store.conversations = []; window.kite.store.import(JSON.parse(arguments[0]))",
+        exported)
+    browser.refresh()
+    wait_for(browser, lambda d: d.execute_script("return !!window.kite"))
+    titles = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#conversations li .open")]
+    assert "Renamed" in titles and len(titles) == count
+    browser.execute_script(FETCH_WRAPPER)
+    assert console_errors(browser) == []
+
+
 def test_a_bad_request_is_shown_in_words(server, browser):
     set_settings(browser, temperature=5)
     send(browser, "Hello")
