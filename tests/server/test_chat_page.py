@@ -399,13 +399,20 @@ def test_edit_regenerate_rename_delete_import(server, browser):
     browser.switch_to.alert.accept()
     assert len(browser.find_elements(By.CSS_SELECTOR, "#conversations li")) == count - 1
     # Importing an export brings it back.
+    # Importing an export brings it back; odd fields of a crafted file are dropped.
+    crafted = [{"title": "<b>odd</b>", "messages": [
+        {"role": "assistant", "content": "hi", "stats": {"tokensPerSecond": "fast", "tokens": 3}},
+        {"role": "evil", "content": 1}]}]
     browser.execute_script(
-        "window.kite.store.conversations = []; window.kite.store.import(JSON.parse(arguments[0]))",
-        exported)
+        "window.kite.store.conversations = []; window.kite.store.import(JSON.parse(arguments[0]));"
+        "window.kite.store.import(arguments[1]);", exported, crafted)
     browser.refresh()
     wait_for(browser, lambda d: d.execute_script("return !!window.kite"))
     titles = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#conversations li .open")]
-    assert "Renamed" in titles and len(titles) == count
+    assert "Renamed" in titles and "<b>odd</b>" in titles and len(titles) == count + 1
+    browser.find_element(By.XPATH, "//button[text()='<b>odd</b>']").click()
+    assert last_reply(browser).find_element(By.CSS_SELECTOR, ".stats").text == "3 tokens"
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".message")) == 1
     browser.execute_script(FETCH_WRAPPER)
     assert console_errors(browser) == []
 

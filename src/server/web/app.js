@@ -184,7 +184,11 @@ function requestBody(conversation) {
   const s = store.settings;
   const messages = [];
   if (s.system?.trim()) messages.push({ role: 'system', content: s.system });
-  for (const m of conversation.messages) messages.push({ role: m.role, content: m.content });
+  for (const m of conversation.messages) {
+    // A reply that failed or was stopped before its first token is not part of the chat.
+    if (m.role === 'assistant' && !m.content) continue;
+    messages.push({ role: m.role, content: m.content });
+  }
   const body = {
     model: ui.model.value || undefined,
     messages,

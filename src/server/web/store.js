@@ -18,6 +18,17 @@ function read(key, fallback) {
   }
 }
 
+// The numbers of an imported reply's stats line, only where they are numbers.
+function importStats(stats) {
+  if (!stats || typeof stats !== 'object') return undefined;
+  const out = {};
+  for (const key of ['tokens', 'tokensPerSecond', 'ttft']) {
+    if (Number.isFinite(stats[key])) out[key] = stats[key];
+  }
+  if (typeof stats.finishReason === 'string') out.finishReason = stats.finishReason;
+  return out;
+}
+
 export const store = {
   conversations: read(CONVERSATIONS, []),
   settings: read(SETTINGS, { system: '' }),
@@ -50,7 +61,7 @@ export const store = {
       if (!c || !Array.isArray(c.messages)) throw new Error('a conversation has no messages list');
       const messages = c.messages
         .filter((m) => ['system', 'user', 'assistant'].includes(m.role) && typeof m.content === 'string')
-        .map((m) => ({ role: m.role, content: m.content, stats: m.stats }));
+        .map((m) => ({ role: m.role, content: m.content, stats: importStats(m.stats) }));
       const id = this.conversations.some((x) => x.id === c.id) || typeof c.id !== 'string'
         ? newId() : c.id;
       this.conversations.push({ id, title: String(c.title || 'Imported'), created: Number(c.created) || Date.now(), messages });
