@@ -6,6 +6,7 @@
 #include "server/api_error.h"
 #include "server/response_format.h"
 #include "server/token_routes.h"
+#include "server/web_assets.h"
 
 namespace kite::server {
 
@@ -20,6 +21,21 @@ void send_json(HttpResponse& res, int status, const json& body) {
 
 void send_error(HttpResponse& res, const ApiError& e) {
     send_json(res, e.status, e.to_json());
+}
+
+// The chat page and its assets. They need no API key (only /v1 does): the page asks for one
+// when the API answers 401.
+void send_page_file(const HttpRequest& req, HttpResponse& res) {
+    const WebAsset* asset = find_web_asset(req.path);
+    if (!asset) {
+        res.status = 404;
+        return;
+    }
+    res.set_content(std::string(asset->body), std::string(web_content_type(asset->path)));
+    res.headers = {{"Content-Security-Policy", kPageSecurityPolicy},
+                   {"X-Content-Type-Options", "nosniff"},
+                   {"Referrer-Policy", "no-referrer"},
+                   {"Cache-Control", "no-cache"}};
 }
 
 const char* status_message(int status) {
@@ -180,6 +196,8 @@ void HttpServer::route(HttpRequest& req, HttpResponse& res) const {
 }
 
 void HttpServer::routes() {
+    get("/", send_page_file);
+    get("/assets/.+", send_page_file);
     get("/health", [](const HttpRequest&, HttpResponse& res) {
         send_json(res, 200, {{"status", "ok"}});
     });

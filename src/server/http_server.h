@@ -2,6 +2,7 @@
 //   POST /v1/completions, POST /v1/chat/completions   (stream true: server-sent events)
 //   GET  /v1/models, /v1/models/{id}, /health, /metrics (Prometheus text)
 //   POST /tokenize, /detokenize                        (llama-server's and vLLM's shapes)
+//   GET  / and /assets/... (the chat page, embedded; see web_assets.h)
 // Handlers parse and validate on their own thread, hand the sequences to the EngineWorker
 // and relay its events; a client that goes away cancels its request. Errors are
 // OpenAI-shaped JSON; bodies are size-limited; /v1 and the token routes check the optional
