@@ -92,3 +92,27 @@ def test_tokenize_roundtrip(llm):
     assert ids and llm.detokenize(ids) == "Hello world"
     plain = llm.tokenize("Hello world", add_special=False)
     assert ids[len(ids) - len(plain):] == plain
+
+
+def test_draft_model_keeps_the_output(llm):
+    # Speculative decoding with a draft model: the target's output, token for token.
+    import kite
+
+    prompt = "The three primary colors are"
+    with kite.LLM(str(MODEL), threads=THREADS, max_seqs=2, draft_model=str(MODEL)) as spec:
+        assert spec.generate(prompt, GREEDY)[0].token_ids == llm.generate(prompt, GREEDY)[0].token_ids
+
+
+def test_chat_with_tools_parses_calls(llm):
+    import kite
+
+    content, calls = kite._kite.parse_tool_calls(
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>')
+    assert content == "" and len(calls) == 1
+    assert calls[0][1] == "get_weather" and '"Paris"' in calls[0][2]
+    tools = [{"type": "function", "function": {
+        "name": "get_weather", "description": "Weather of a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+    out = llm.chat([{"role": "user", "content": "Weather in Paris?"}],
+                   kite.SamplingParams(temperature=0, max_tokens=24), tools=tools)
+    assert out.text or out.tool_calls
