@@ -2,7 +2,7 @@
 # All tests, set-up included: unit and reference tests (release and AddressSanitizer+UBSan
 # builds), tokenizer and chat-template conformance, the HTTP server tests (Python, openai
 # client), and bounded fuzz runs of the GGUF parser, the template engine, the HTTP request
-# parser and the request-to-parameters layer.
+# parser and the request-to-parameters layer; the Python package (tests/python).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzz_seconds="${KITE_FUZZ_SECONDS:-40}"
@@ -20,11 +20,16 @@ bash scripts/install-model.sh gemma3-270m
 echo "[test] formatting (clang-format)"
 git ls-files '*.cpp' '*.h' | xargs clang-format --dry-run --Werror
 
+# nanobind in .venv before the release build configures, so that it also builds the Python
+# module (cmake/python.cmake) from the same layer libraries; tests/python then drives it.
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -r python/requirements.txt
 bash scripts/build.sh release
 bash scripts/make-variants.sh
 echo "[test] unit tests (release)"
 ctest --test-dir build --output-on-failure -j2
 bash scripts/test-server.sh
+bash scripts/test-python.sh
 
 # One clang build with AddressSanitizer + UBSan holds the unit tests and the fuzz targets.
 bash scripts/build.sh asan

@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "cli/model_catalog.h"
 #include "core/error.h"
 #include "gguf/gguf_file.h"
+#include "model/model_catalog.h"
 
 namespace kite::cli {
 

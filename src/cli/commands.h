@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "model/model_path.h"
+
 namespace kite::cli {
 
 void add_info_command(CLI::App& app);
@@ -19,11 +21,6 @@ void add_serve_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_template_command(CLI::App& app);
 void add_models_command(CLI::App& app);
-
-// The model to use: the -m flag (a path, or the name of a model installed as
-// models/NAME.gguf), else $KITE_MODEL, else the default model installed by
-// scripts/install-model.sh. Throws kite::Error with what to do when none is found.
-std::string resolve_model_path(const std::string& flag);
 
 // Throws kite::Error saying why a model without a chat template (a base model) cannot chat.
 void require_chat_template(const std::string& model_path);

@@ -1,11 +1,12 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "cli/commands.h"
-#include "cli/model_catalog.h"
-#include "core/error.h"
+#include "model/model_path.h"
 
-namespace kite::cli {
+#include "core/error.h"
+#include "model/model_catalog.h"
+
+namespace kite {
 
 namespace fs = std::filesystem;
 
@@ -52,4 +53,4 @@ std::string resolve_model_path(const std::string& flag) {
         def.string());
 }
 
-}  // namespace kite::cli
+}  // namespace kite

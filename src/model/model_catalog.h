@@ -6,7 +6,7 @@
 #include <span>
 #include <string_view>
 
-namespace kite::cli {
+namespace kite {
 
 struct InstallableModel {
     std::string_view id;
@@ -21,4 +21,4 @@ const InstallableModel* find_installable(std::string_view id);
 // Where models are installed: $KITE_MODELS_DIR, else models/ in the repository.
 std::filesystem::path models_dir();
 
-}  // namespace kite::cli
+}  // namespace kite

@@ -1,8 +1,8 @@
-#include "cli/model_catalog.h"
+#include "model/model_catalog.h"
 
 #include <cstdlib>
 
-namespace kite::cli {
+namespace kite {
 
 namespace fs = std::filesystem;
 
@@ -17,7 +17,8 @@ constexpr InstallableModel kModels[] = {
     {"nomic-embed-v1.5", "274 MB", "nomic-embed-text-v1.5, nomic-bert (embeddings), F16"},
 };
 
-// The repository root: two levels above build/bin/kite, else where this was compiled.
+// The repository root: two levels above build/bin/kite, else where this was compiled (the
+// Python module runs inside the python executable).
 fs::path repo_root() {
     std::error_code ec;
     fs::path exe = fs::read_symlink("/proc/self/exe", ec);
@@ -45,4 +46,4 @@ fs::path models_dir() {
     return repo_root() / "models";
 }
 
-}  // namespace kite::cli
+}  // namespace kite
