@@ -4,7 +4,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ clang libclang-rt-14-dev pkg-config python3 python3-pip python3-venv
-  libcli11-dev libpcre2-dev nlohmann-json3-dev libfmt-dev libxxhash-dev
+  libcli11-dev libpcre2-dev libicu-dev nlohmann-json3-dev libfmt-dev libxxhash-dev
   libgtest-dev libbenchmark-dev clang-format
 )
 
