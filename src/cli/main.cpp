@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     kite::cli::add_info_command(app);
     kite::cli::add_tokenize_command(app);
+    kite::cli::add_embed_command(app);
     kite::cli::add_run_command(app);
     kite::cli::add_chat_command(app);
     kite::cli::add_perplexity_command(app);
