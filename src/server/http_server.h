@@ -1,5 +1,6 @@
 // The HTTP routes of `kite serve` (OpenAI-compatible):
 //   POST /v1/completions, POST /v1/chat/completions   (stream true: server-sent events)
+//   POST /v1/embeddings                                (an embedding model's only route)
 //   GET  /v1/models, /v1/models/{id}, /health, /metrics (Prometheus text)
 // Handlers parse and validate on their own thread, hand the sequences to the EngineWorker
 // and relay its events; a client that goes away cancels its request. Errors are
@@ -60,6 +61,7 @@ class HttpServer {
     // False (and a 401 written) when an API key is set and the request lacks it.
     bool authorized(const HttpRequest& req, HttpResponse& res) const;
     void generate(const HttpRequest& req, HttpResponse& res, bool chat);
+    void embeddings(const HttpRequest& req, HttpResponse& res);
     // Answers a non-streaming request once its stream is done.
     void respond_whole(HttpResponse& res, std::shared_ptr<RequestStream> stream,
                        const ResponseFormatter& format, size_t n_choices, int64_t prompt_tokens);
