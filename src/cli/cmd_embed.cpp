@@ -59,7 +59,7 @@ void run_embed(const EmbedOptions& o) {
         fail("-o '{}' is not an output format (json or tsv)", o.format);
     const std::vector<std::string> texts = o.file.empty() ? o.texts : read_lines(o.file);
     if (texts.empty()) fail("nothing to embed (give TEXT arguments or -f FILE)");
-    LoadedModel m = load_model(o.model);
+    LoadedModel m = load_model(o.model, true);
     const ModelConfig& c = m.model->config();
     if (!m.model->can_embed())
         fail("'{}' is a generative model ({}); it cannot embed", o.model, c.architecture);

@@ -56,7 +56,7 @@ void serve(const ServeOptions& o) {
     }
 
     const KvWindow window = o.engine.window();  // bad flags stop it before the model loads
-    LoadedModel m = load_model(o.engine.model);
+    LoadedModel m = load_model(o.engine.model, true);
     EngineConfig config = o.engine.serve_config(m.model->config(), o.max_seqs);
     config.prefix_caching = !o.no_prefix_caching;
     if (m.model->can_embed()) {

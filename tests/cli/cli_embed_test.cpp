@@ -62,5 +62,11 @@ TEST(CliEmbed, RejectsWhatItCannotEmbed) {
     std::filesystem::remove(path);
 }
 
+TEST(CliEmbed, AnEmbeddingModelDoesNotGenerate) {
+    if (nomic().empty()) GTEST_SKIP() << "nomic-embed-v1.5 is not installed";
+    test::expect_one_line_error(test::run_kite("run -m '" + nomic() + "' -p hi -n 2"), 1,
+                                "is an embedding model");
+}
+
 }  // namespace
 }  // namespace kite

@@ -109,8 +109,12 @@ TEST_P(TokenizerVocab, EncodesLikeTheReferenceAndDecodesBack) {
         EXPECT_EQ(back, inputs[i]) << "test " << i;
         decoded_ok += back == inputs[i];
     }
+    const bool lossy = tok->vocab().kind == VocabKind::WordPiece;
     std::cout << "[ vectors  ] " << GetParam() << ": " << encoded_ok << "/" << inputs.size()
-              << " encode, " << decoded_ok << "/" << inputs.size() << " decode\n";
+              << " encode, "
+              << (lossy ? std::string("no")
+                        : std::to_string(decoded_ok) + "/" + std::to_string(inputs.size()))
+              << " decode\n";
 }
 
 std::string param_name(const ::testing::TestParamInfo<std::string>& info) {
