@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ clang libclang-rt-14-dev pkg-config python3 python3-pip python3-venv
   python3-dev
-  libcli11-dev libpcre2-dev nlohmann-json3-dev libfmt-dev libxxhash-dev
+  libcli11-dev libpcre2-dev libicu-dev nlohmann-json3-dev libfmt-dev libxxhash-dev
   libgtest-dev libbenchmark-dev clang-format
   libjs-marked node-dompurify libjs-highlight.js chromium chromium-driver
 )

@@ -16,6 +16,9 @@ bash scripts/install-model.sh
 # 270M (gemma3: sliding window, GeGLU, q/k norms).
 bash scripts/install-model.sh qwen2.5-coder-0.5b
 bash scripts/install-model.sh gemma3-270m
+# The encoder: nomic-embed-text-v1.5 (nomic-bert, WordPiece), against llama-embedding's
+# vectors (tests/model/encoder_test.cpp) and behind /v1/embeddings (tests/server).
+bash scripts/install-model.sh nomic-embed-v1.5
 
 echo "[test] formatting (clang-format)"
 git ls-files '*.cpp' '*.h' | xargs clang-format --dry-run --Werror

@@ -84,9 +84,15 @@ void serve(const ServeOptions& o) {
     if (o.engine.context > 0 && o.engine.context < 2)
         fail("-c {}: a context of {} token cannot hold a prompt and one generated token",
              o.engine.context, o.engine.context);
-    LoadedModel m = load_model(o.engine.model);
+    LoadedModel m = load_model(o.engine.model, true);
     EngineConfig config = o.engine.serve_config(m.model->config(), o.max_seqs);
     config.prefix_caching = !o.no_prefix_caching;
+    if (m.model->can_embed()) {
+        // An encoder keeps no KV cache (each input is one pass); the engine gets one block.
+        config.max_sequences = 1;
+        config.context_length = config.block_size;
+        config.kv_bytes = 0;
+    }
     std::unique_ptr<Model> draft;  // a server-wide drafter; requests may opt out
     config.speculation = o.spec.config(*m.model, draft);
     Engine engine(*m.model, *m.tokenizer, config);
@@ -108,6 +114,10 @@ void serve(const ServeOptions& o) {
     // The longest sequence that can run: the context, or the whole KV cache if smaller.
     served.context_length = std::min(engine.context_length(), engine.kv_capacity_tokens());
     served.kv_window = window;
+    if (engine.can_embed()) {
+        served.embedding_size = engine.embedding_size();
+        served.context_length = m.model->config().n_ctx_train;
+    }
 
     server::Metrics metrics;
     server::EngineWorker worker(engine, metrics);

@@ -11,6 +11,7 @@ namespace kite::cli {
 
 void add_info_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
+void add_embed_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_chat_command(CLI::App& app);
 void add_perplexity_command(CLI::App& app);

@@ -212,9 +212,12 @@ GenerationParams SamplingOptions::resolve() const {
     return p;
 }
 
-LoadedModel load_model(const std::string& model_flag) {
+LoadedModel load_model(const std::string& model_flag, bool encoder_ok) {
     LoadedModel m;
     m.model = Model::load(resolve_model_path(model_flag));
+    if (m.model->can_embed() && !encoder_ok)
+        fail("'{}' is an embedding model ({}); it cannot generate text (use kite embed)",
+             model_flag, m.model->config().architecture);
     m.tokenizer = Tokenizer::from_gguf(m.model->file());
     return m;
 }

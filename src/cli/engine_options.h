@@ -95,7 +95,8 @@ struct LoadedModel {
     std::unique_ptr<Model> model;
     std::unique_ptr<Tokenizer> tokenizer;
 };
-LoadedModel load_model(const std::string& model_flag);
+// `encoder_ok`: an embedding model is wanted too (kite embed, kite serve); else it is an error.
+LoadedModel load_model(const std::string& model_flag, bool encoder_ok = false);
 
 // "512M", "2G", "1000000" -> bytes; throws kite::Error.
 size_t parse_bytes(const std::string& text);

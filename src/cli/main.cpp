@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
                          "Print the version, commit, compiler and kernel level, and exit");
     kite::cli::add_info_command(app);
     kite::cli::add_tokenize_command(app);
+    kite::cli::add_embed_command(app);
     kite::cli::add_run_command(app);
     kite::cli::add_chat_command(app);
     kite::cli::add_perplexity_command(app);

@@ -105,6 +105,14 @@ class Engine {
     // Null without speculation.
     const Drafter* drafter() const { return drafter_.get(); }
 
+    // An encoder model's pooled vectors, one of embedding_size() per input (Model::embed), on
+    // the engine's threads: only from the thread that runs step(). Throws kite::Error.
+    std::vector<float> embed(std::span<const std::vector<int32_t>> inputs) {
+        return model_.embed(inputs, pool_);
+    }
+    bool can_embed() const { return model_.can_embed(); }
+    int64_t embedding_size() const { return model_.config().n_embd; }
+
     bool has_work() const;
     // One engine step; the events are valid until the next call.
     const std::vector<TokenEvent>& step();

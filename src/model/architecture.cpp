@@ -93,6 +93,26 @@ constexpr TensorSpec kPhi3Layer[] = {
     {"ffn_down.weight", FfnDown, Ff, Embd},
 };
 
+// nomic-embed-text: BERT with rotary positions, a fused QKV and a SwiGLU feed-forward.
+constexpr TensorSpec kNomicBertModel[] = {
+    {"token_embd.weight", TokenEmbd, Embd, Vocab},
+    {"token_types.weight", TokenTypes, Embd, Segments},
+    {"token_embd_norm.weight", TokenEmbdNorm, Embd},
+    {"token_embd_norm.bias", TokenEmbdNormBias, Embd},
+};
+
+constexpr TensorSpec kNomicBertLayer[] = {
+    {"attn_qkv.weight", AttnQkv, Embd, QkvWidth},
+    {"attn_output.weight", AttnOutput, QWidth, Embd},
+    {"attn_output_norm.weight", AttnOutNorm, Embd},
+    {"attn_output_norm.bias", AttnOutNormBias, Embd},
+    {"ffn_gate.weight", FfnGate, Embd, Ff},
+    {"ffn_up.weight", FfnUp, Embd, Ff},
+    {"ffn_down.weight", FfnDown, Ff, Embd},
+    {"layer_output_norm.weight", LayerOutNorm, Embd},
+    {"layer_output_norm.bias", LayerOutNormBias, Embd},
+};
+
 constexpr std::array kArchitectures = {
     Architecture{"llama", kLlamaModel, kLlamaLayer, RopeStyle::Interleaved, Activation::SwiGlu,
                  false, 0},
@@ -104,6 +124,8 @@ constexpr std::array kArchitectures = {
                  true, 6},
     // Phi-3's sliding-window key is ignored, as llama.cpp does (its files set it wrongly).
     Architecture{"phi3", kPhi3Model, kPhi3Layer, RopeStyle::Halves, Activation::SwiGlu, false, 0},
+    Architecture{"nomic-bert", kNomicBertModel, kNomicBertLayer, RopeStyle::Halves,
+                 Activation::SwiGlu, false, 0, true},
 };
 
 }  // namespace

@@ -24,6 +24,7 @@ enum class Dim {
     HeadDim,   // head_dim: a norm applied to every head
     Vocab,     // n_vocab
     RotHalf,   // n_rot / 2: RoPE frequency factors
+    Segments,  // n_token_types: BERT's segment (token type) embeddings
 };
 
 // Where a bound tensor goes (LayerWeights / ModelWeights have one field per role).
@@ -46,6 +47,11 @@ enum class Role {
     FfnGateUp,
     FfnDown,
     FfnPostNorm,
+    // An encoder's LayerNorms after the attention and after the feed-forward sub-layer
+    AttnOutNorm,
+    AttnOutNormBias,
+    LayerOutNorm,
+    LayerOutNormBias,
     // Whole-model tensors
     TokenEmbd,
     OutputNorm,
@@ -53,6 +59,9 @@ enum class Role {
     RopeFreqs,
     RopeFactorsShort,
     RopeFactorsLong,
+    TokenTypes,  // an encoder's segment embeddings; inputs are all segment 0
+    TokenEmbdNorm,
+    TokenEmbdNormBias,
 };
 
 // One tensor: "blk.{layer}.{name}" for layer tensors, `name` as it is for model tensors.
@@ -80,6 +89,10 @@ struct Architecture {
     // unless l % swa_pattern == swa_pattern - 1 (<arch>.attention.sliding_window_pattern
     // overrides the period). 0: the architecture has no sliding window.
     int swa_pattern;
+    // A BERT-style encoder: attention sees the whole input both ways, LayerNorm (with bias)
+    // follows the embedding and each sub-layer's residual sum, and each input becomes one
+    // pooled vector (model/encoder.cpp) instead of next-token logits.
+    bool encoder = false;
 };
 
 // The description of general.architecture `name`; nullptr when Kite does not know it.

@@ -130,6 +130,9 @@ void Model::feed_forward_block(int64_t l, int64_t T, RunState& s, ThreadPool& po
 
 const float* Model::forward(const Batch& b, KvCache& kv, RunState& s, ThreadPool& pool) const {
     const ModelConfig& c = config_;
+    if (c.arch->encoder)
+        fail("'{}' is an embedding model ({}); it cannot generate text (use kite embed)",
+             file_->name(), c.architecture);
     const int64_t T = static_cast<int64_t>(b.tokens.size());
     const int64_t R = static_cast<int64_t>(b.logits_rows.size());
     if (T > s.max_tokens || R > s.max_logits)

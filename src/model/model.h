@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,8 @@ struct RunState {
     KeyStatistics* key_statistics = nullptr;
 };
 
+struct EncoderSpans;
+
 class Model {
   public:
     // Loads and validates the file; throws kite::Error. `requantize`: the matrices of larger
@@ -58,7 +61,17 @@ class Model {
     // ([...][batch.logits_vocab] where that is set).
     const float* forward(const Batch& batch, KvCache& kv, RunState& state, ThreadPool& pool) const;
 
+    // An encoder's embeddings: one pooled vector of n_embd per input (not normalised), in
+    // order. Inputs go through in ragged batches, without padding. Throws kite::Error for a
+    // decoder, an empty input, one longer than the context, or a token id out of range.
+    std::vector<float> embed(std::span<const std::vector<int32_t>> inputs, ThreadPool& pool) const;
+    bool can_embed() const { return config_.arch->encoder; }
+
   private:
+    void encoder_layer(int64_t layer, const EncoderSpans& spans, int64_t n_tokens, RunState& s,
+                       ThreadPool& pool) const;
+    void encode_batch(std::span<const std::vector<int32_t>> inputs, RunState& s, ThreadPool& pool,
+                      std::vector<float>& out) const;
     void attention_block(int64_t layer, const Batch& batch, KvCache& kv, RunState& s,
                          ThreadPool& pool) const;
     void feed_forward_block(int64_t layer, int64_t n_tokens, RunState& s, ThreadPool& pool) const;

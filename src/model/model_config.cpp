@@ -99,6 +99,22 @@ void read_layer_attention(const GgufFile& f, const std::string& p, ModelConfig& 
     }
 }
 
+// The encoder's keys; a decoder has no pooling (it cannot embed).
+void read_encoder(const GgufFile& f, const std::string& p, ModelConfig& c) {
+    if (!c.arch->encoder) return;
+    c.layer_norm_eps = optional_float(f, p + "attention.layer_norm_epsilon", 1e-12, 1.0);
+    c.n_token_types = optional_int(f, "tokenizer.ggml.token_type_count", 2);
+    const std::string key = p + "pooling_type";
+    const int64_t pooling = f.get_int(key).value_or(int64_t(Pooling::Mean));
+    if (pooling < int64_t(Pooling::Mean) || pooling > int64_t(Pooling::Last))
+        fail("'{}': metadata '{}' = {} is not a pooling Kite knows (1 mean, 2 CLS, 3 last)",
+             f.name(), key, pooling);
+    c.pooling = static_cast<Pooling>(pooling);
+    if (f.get_bool(p + "attention.causal").value_or(false))
+        fail("'{}': metadata '{}attention.causal' is set; Kite's encoders attend both ways",
+             f.name(), p);
+}
+
 }  // namespace
 
 ModelConfig read_model_config(const GgufFile& f) {
@@ -148,6 +164,7 @@ ModelConfig read_model_config(const GgufFile& f) {
         c.n_vocab = static_cast<int64_t>(tokens->count);
     c.n_vocab = optional_int(f, p + "vocab_size", c.n_vocab);
     read_layer_attention(f, p, c);
+    read_encoder(f, p, c);
     return c;
 }
 

@@ -19,6 +19,10 @@ struct LayerAttention {
     RopeParams rope;  // freq_factors are the weights' (bound later)
 };
 
+// How an encoder turns its output rows into one vector per input (<arch>.pooling_type, in
+// llama.cpp's numbering).
+enum class Pooling { None = 0, Mean = 1, Cls = 2, Last = 3 };
+
 struct ModelConfig {
     std::string architecture;  // general.architecture, e.g. "llama"
     const Architecture* arch = nullptr;
@@ -36,6 +40,11 @@ struct ModelConfig {
     double rms_norm_eps = 1e-5;
     double attention_scale = 0;  // multiplies q.k: <arch>.attention.scale or 1/sqrt(head_dim)
     int64_t sliding_window = 0;  // <arch>.attention.sliding_window; 0: none
+    // Encoders: LayerNorm epsilon (<arch>.attention.layer_norm_epsilon), segment count
+    // (tokenizer.ggml.token_type_count) and pooling.
+    double layer_norm_eps = 1e-12;
+    int64_t n_token_types = 0;
+    Pooling pooling = Pooling::None;
     std::vector<LayerAttention> layers;
 };
 

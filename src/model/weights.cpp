@@ -39,6 +39,8 @@ int64_t size_of(Dim d, const ModelConfig& c) {
             return c.n_vocab;
         case Dim::RotHalf:
             return c.n_rot / 2;
+        case Dim::Segments:
+            return c.n_token_types;
     }
     return 0;
 }
@@ -98,6 +100,15 @@ void bind(const GgufFile& f, const GgufTensor& t, const TensorSpec& spec, const 
             return;
         case Role::RopeFactorsLong:
             w.rope_factors_long = vec();
+            return;
+        case Role::TokenTypes:
+            w.token_types = mat();
+            return;
+        case Role::TokenEmbdNorm:
+            w.token_embd_norm = vec();
+            return;
+        case Role::TokenEmbdNormBias:
+            w.token_embd_norm_bias = vec();
             return;
         default:
             break;
@@ -165,6 +176,18 @@ void bind(const GgufFile& f, const GgufTensor& t, const TensorSpec& spec, const 
         case Role::FfnPostNorm:
             l.ffn_post_norm = vec();
             return;
+        case Role::AttnOutNorm:
+            l.attn_out_norm = vec();
+            return;
+        case Role::AttnOutNormBias:
+            l.attn_out_norm_bias = vec();
+            return;
+        case Role::LayerOutNorm:
+            l.layer_out_norm = vec();
+            return;
+        case Role::LayerOutNormBias:
+            l.layer_out_norm_bias = vec();
+            return;
         default:
             return;
     }
@@ -196,7 +219,8 @@ ModelWeights bind_weights(const GgufFile& f, const ModelConfig& c) {
     w.layers.resize(c.n_layers);
     for (int64_t l = 0; l < c.n_layers; ++l)
         bind_all(f, c.arch->layer_tensors, fmt::format("blk.{}.", l), c, w, &w.layers[l], used);
-    if (!w.output.data) w.output = w.token_embd;
+    // An encoder has no LM head.
+    if (!w.output.data && !c.arch->encoder) w.output = w.token_embd;
     for (const GgufTensor& t : f.tensors())
         if (!used.contains(t.name))
             fail("'{}': tensor '{}' is not used by architecture '{}'", f.name(), t.name,
@@ -276,7 +300,7 @@ void pack_matrices(const GgufFile& f, ModelWeights& w, std::optional<TensorType>
     };
     for (LayerWeights& l : w.layers)
         for (WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) add(*m);
-    add(w.output);
+    if (w.output.data) add(w.output);
     ThreadPool pool(ThreadPool::default_threads());
     pool.parallel_for(static_cast<int64_t>(ranges.size()), [&](int64_t begin, int64_t end, int) {
         std::vector<float> row;

@@ -27,6 +27,9 @@ struct LayerWeights {
     std::vector<float> ffn_norm;
     WeightMatrix w_gate, w_up, w_down;
     std::vector<float> ffn_post_norm;  // RMSNorm of the feed-forward output before the residual
+    // An encoder's LayerNorms of the residual sums (post-norm), weight and bias.
+    std::vector<float> attn_out_norm, attn_out_norm_bias;
+    std::vector<float> layer_out_norm, layer_out_norm_bias;
 };
 
 struct ModelWeights {
@@ -37,6 +40,9 @@ struct ModelWeights {
     // RoPE frequency factors (n_rot / 2 divisors of the angles), empty when absent: Llama 3's,
     // and LongRoPE's for contexts up to and beyond the original length.
     std::vector<float> rope_freqs, rope_factors_short, rope_factors_long;
+    // An encoder's segment embeddings and the LayerNorm of the embedding.
+    WeightMatrix token_types;
+    std::vector<float> token_embd_norm, token_embd_norm_bias;
     std::vector<PackedBytes> packed;  // owns the matrices' packed copies
 };
 

@@ -62,6 +62,19 @@ std::shared_ptr<RequestStream> EngineWorker::submit(std::vector<SequenceRequest>
     return stream;
 }
 
+std::vector<float> EngineWorker::embed(std::vector<std::vector<int32_t>> inputs) {
+    auto job = std::make_shared<EmbedJob>();
+    job->inputs = std::move(inputs);
+    std::future<std::vector<float>> vectors = job->vectors.get_future();
+    {
+        std::lock_guard lock(mutex_);
+        if (stop_) throw ApiError(503, "the server is shutting down", "", "server_error");
+        embed_jobs_.push_back(job);
+    }
+    cv_.notify_one();
+    return vectors.get();
+}
+
 void EngineWorker::cancel(const std::shared_ptr<RequestStream>& stream) {
     {
         std::lock_guard lock(mutex_);
@@ -174,16 +187,28 @@ void EngineWorker::publish_gauges() {
 void EngineWorker::loop() {
     std::vector<Pending> incoming;
     std::vector<std::shared_ptr<RequestStream>> cancelled;
+    std::vector<std::shared_ptr<EmbedJob>> embeds;
     for (;;) {
         {
             std::unique_lock lock(mutex_);
             cv_.wait(lock, [&] {
-                return stop_ || !incoming_.empty() || !cancelled_.empty() || engine_.has_work();
+                return stop_ || !incoming_.empty() || !cancelled_.empty() || !embed_jobs_.empty() ||
+                       engine_.has_work();
             });
             if (stop_) break;
             incoming.swap(incoming_);
             cancelled.swap(cancelled_);
+            embeds.swap(embed_jobs_);
         }
+        // An embedding job runs whole, between two steps (an encoder pass has no state).
+        for (const auto& job : embeds) {
+            try {
+                job->vectors.set_value(engine_.embed(job->inputs));
+            } catch (...) {
+                job->vectors.set_exception(std::current_exception());
+            }
+        }
+        embeds.clear();
         for (Pending& p : incoming) start(p);
         incoming.clear();
         for (const auto& stream : cancelled) end_request(stream.get(), std::nullopt);
@@ -211,6 +236,10 @@ void EngineWorker::loop() {
     for (Pending& p : incoming_)
         p.stream->close(ApiError(503, "the server is shutting down", "", "server_error"));
     incoming_.clear();
+    for (const auto& job : embed_jobs_)
+        job->vectors.set_exception(std::make_exception_ptr(
+            ApiError(503, "the server is shutting down", "", "server_error")));
+    embed_jobs_.clear();
 }
 
 }  // namespace kite::server

@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -70,6 +71,10 @@ class EngineWorker {
     // Queues a request's sequences (choice i is seqs[i]); validate them first
     // (Engine::validate) so that only engine-side failures remain.
     std::shared_ptr<RequestStream> submit(std::vector<SequenceRequest> seqs, int64_t prompt_tokens);
+    // Embeds the inputs on the engine thread, between steps, and waits for the vectors
+    // (Engine::embed). Throws kite::Error for inputs the model rejects, ApiError 503 when the
+    // server stops first.
+    std::vector<float> embed(std::vector<std::vector<int32_t>> inputs);
     // Stops a request's generation and frees its blocks; harmless once it is over.
     void cancel(const std::shared_ptr<RequestStream>& stream);
     // Ends the loop: requests still running fail with 503.
@@ -98,6 +103,11 @@ class EngineWorker {
         Clock::time_point first_token;
     };
 
+    struct EmbedJob {
+        std::vector<std::vector<int32_t>> inputs;
+        std::promise<std::vector<float>> vectors;
+    };
+
     void loop();
     void start(Pending& p);
     void dispatch(const std::vector<TokenEvent>& events);
@@ -107,10 +117,11 @@ class EngineWorker {
     Engine& engine_;
     Metrics& metrics_;
 
-    std::mutex mutex_;  // guards the three fields below
+    std::mutex mutex_;  // guards the four fields below
     std::condition_variable cv_;
     std::vector<Pending> incoming_;
     std::vector<std::shared_ptr<RequestStream>> cancelled_;
+    std::vector<std::shared_ptr<EmbedJob>> embed_jobs_;
     bool stop_ = false;
 
     // Engine-thread state.

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "server/api_error.h"
+#include "server/embedding_request.h"
 #include "server/response_format.h"
 #include "server/token_routes.h"
 #include "server/web_assets.h"
@@ -240,6 +241,8 @@ void HttpServer::routes() {
          [this](const HttpRequest& req, HttpResponse& res) { generate(req, res, false); });
     post("/v1/chat/completions",
          [this](const HttpRequest& req, HttpResponse& res) { generate(req, res, true); });
+    post("/v1/embeddings",
+         [this](const HttpRequest& req, HttpResponse& res) { embeddings(req, res); });
 }
 
 bool HttpServer::authorized(const HttpRequest& req, HttpResponse& res) const {
@@ -257,8 +260,33 @@ bool HttpServer::authorized(const HttpRequest& req, HttpResponse& res) const {
     return false;
 }
 
+// The encoder pass runs on the engine thread (EngineWorker::embed); this handler thread waits.
+void HttpServer::embeddings(const HttpRequest& req, HttpResponse& res) {
+    if (!authorized(req, res)) return;
+    if (model_.embedding_size == 0)
+        return send_error(
+            res,
+            ApiError(400, "the model '" + model_.id + "' cannot embed: it is a generative model",
+                     "model"));
+    try {
+        EmbeddingRequest r = parse_embedding_request(req.body, model_, model_.embedding_size);
+        std::vector<float> vectors = worker_.embed(r.inputs);
+        send_json(res, 200, embedding_response(vectors, model_.embedding_size, r, model_.id));
+    } catch (const ApiError& e) {
+        send_error(res, e);
+    } catch (const Error& e) {
+        send_error(res, ApiError(400, e.what(), "input"));
+    }
+}
+
 void HttpServer::generate(const HttpRequest& req, HttpResponse& res, bool chat) {
     if (!authorized(req, res)) return;
+    if (model_.embedding_size > 0)
+        return send_error(res, ApiError(400,
+                                        "the model '" + model_.id +
+                                            "' is an embedding model: it answers /v1/embeddings "
+                                            "only",
+                                        "model"));
     CompletionRequest r;
     std::vector<SequenceRequest> seqs;
     int64_t prompt_tokens = 0;

@@ -1,5 +1,6 @@
 // The HTTP routes of `kite serve` (OpenAI-compatible):
 //   POST /v1/completions, POST /v1/chat/completions   (stream true: server-sent events)
+//   POST /v1/embeddings                                (an embedding model's only route)
 //   GET  /v1/models, /v1/models/{id}, /health, /metrics (Prometheus text)
 //   POST /tokenize, /detokenize                        (llama-server's and vLLM's shapes)
 //   GET  / and /assets/... (the chat page, embedded; see web_assets.h)
@@ -68,6 +69,7 @@ class HttpServer {
     // False (and a 401 written) when API keys are set and the request has none of them.
     bool authorized(const HttpRequest& req, HttpResponse& res) const;
     void generate(const HttpRequest& req, HttpResponse& res, bool chat);
+    void embeddings(const HttpRequest& req, HttpResponse& res);
     // Answers a non-streaming request once its stream is done.
     void respond_whole(HttpResponse& res, std::shared_ptr<RequestStream> stream,
                        const ResponseFormatter& format, size_t n_choices, int64_t prompt_tokens);

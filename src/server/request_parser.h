@@ -25,6 +25,8 @@ struct ServedModel {
     // What requests get unless they say (kite serve --kv-window, --kv-sinks): off, or
     // attention sinks and a sliding window, which let a request run past the context.
     KvWindow kv_window;
+    // An embedding model's vector size (n_embd); 0: the model generates and cannot embed.
+    int64_t embedding_size = 0;
 };
 
 struct CompletionRequest {

@@ -8,6 +8,7 @@
 #include "tokenizer/special_tokens.h"
 #include "tokenizer/spm_model.h"
 #include "tokenizer/token_model.h"
+#include "tokenizer/wordpiece_model.h"
 
 namespace kite {
 
@@ -20,6 +21,8 @@ std::unique_ptr<TokenModel> make_model(const Vocab& vocab) {
             return std::make_unique<BpeModel>(vocab);
         case VocabKind::SentencePiece:
             return std::make_unique<SpmModel>(vocab);
+        case VocabKind::WordPiece:
+            return std::make_unique<WordPieceModel>(vocab);
     }
     fail("unsupported vocabulary kind");
 }
@@ -57,6 +60,7 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special,
             starts_text = false;
         }
     }
+    if (add_special && vocab_.add_separator) out.push_back(vocab_.separator);
     if (add_special && vocab_.add_eos) out.push_back(vocab_.eos);
     return out;
 }

@@ -20,7 +20,9 @@ VocabKind kind_of(const GgufFile& file, std::string_view model) {
     if (model == "gpt2") return VocabKind::BytePairBpe;
     if (model == "llama") return VocabKind::SentencePiece;
     if (model == "gemma4") return VocabKind::SentencePieceMerges;
-    fail("'{}': unknown tokenizer model '{}' (supported: gpt2, llama, gemma4)", file.name(), model);
+    if (model == "bert") return VocabKind::WordPiece;
+    fail("'{}': unknown tokenizer model '{}' (supported: gpt2, llama, gemma4, bert)", file.name(),
+         model);
 }
 
 std::vector<std::string> read_strings(const GgufFile& file, std::string_view name) {
@@ -61,7 +63,7 @@ void read_tokens(const GgufFile& file, Vocab& v) {
 }
 
 void read_merges(const GgufFile& file, Vocab& v) {
-    if (v.kind == VocabKind::SentencePiece) return;
+    if (v.kind == VocabKind::SentencePiece || v.kind == VocabKind::WordPiece) return;
     if (!file.find(key("merges")))
         fail("'{}': {} is missing (a {} tokenizer needs its merge list)", file.name(),
              key("merges"), v.model);
@@ -96,6 +98,11 @@ void read_special_ids(const GgufFile& file, Vocab& v) {
     v.eot = read_id(file, "eot_token_id", kNoToken, n);
     v.eom = read_id(file, "eom_token_id", kNoToken, n);
     v.padding = read_id(file, "padding_token_id", kNoToken, n);
+    if (v.kind != VocabKind::WordPiece) return;
+    // BERT files name [CLS] as BOS or as the CLS token, or only have it in the vocabulary.
+    if (v.bos == kNoToken) v.bos = read_id(file, "cls_token_id", v.find("[CLS]"), n);
+    v.separator = read_id(file, "seperator_token_id", v.find("[SEP]"), n);  // GGUF's spelling
+    if (v.unknown == kNoToken) v.unknown = v.find("[UNK]");
 }
 
 void read_flags(const GgufFile& file, Vocab& v) {
@@ -105,6 +112,17 @@ void read_flags(const GgufFile& file, Vocab& v) {
     if (v.kind == VocabKind::SentencePieceMerges) v.add_bos = true;
     v.add_eos = file.get_bool(key("add_eos_token")).value_or(false);
     v.add_space_prefix = file.get_bool(key("add_space_prefix")).value_or(spm);
+    if (v.kind == VocabKind::WordPiece) {
+        // BERT encodes a text as [CLS] ... [SEP].
+        v.add_bos = file.get_bool(key("add_bos_token")).value_or(true);
+        v.add_eos = false;  // [SEP] ends the text, whatever EOS is
+        v.add_separator = file.get_bool(key("add_sep_token")).value_or(true);
+        v.lowercase = file.get_bool(key("normalizer.lowercase")).value_or(true);
+        v.strip_accents = file.get_bool(key("normalizer.strip_accents")).value_or(v.lowercase);
+        if (v.add_separator && v.separator == kNoToken)
+            fail("'{}': {} is set but there is no {}", file.name(), key("add_sep_token"),
+                 key("seperator_token_id"));
+    }
     if (v.add_bos && v.bos == kNoToken)
         fail("'{}': {} is set but there is no {}", file.name(), key("add_bos_token"),
              key("bos_token_id"));
@@ -157,9 +175,9 @@ Vocab load_vocab(const GgufFile& file) {
     if (v.kind == VocabKind::SentencePieceMerges) v.pre = "gemma4";
     read_tokens(file, v);
     read_merges(file, v);
+    index_tokens(v);
     read_special_ids(file, v);
     read_flags(file, v);
-    index_tokens(v);
     collect_end_of_generation(v);
     return v;
 }

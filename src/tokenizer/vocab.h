@@ -32,6 +32,8 @@ enum class VocabKind {
     // "gemma4": merge ranks as in byte-level BPE, over text spelled as SentencePiece spells it
     // (U+2581 for spaces, raw UTF-8, <0xXX> byte fallback); no pre-tokenizer regex of its own.
     SentencePieceMerges,
+    // "bert": WordPiece after BERT's basic tokenizer (lower-casing, accents, punctuation).
+    WordPiece,
 };
 
 struct Vocab {
@@ -50,9 +52,15 @@ struct Vocab {
     int32_t eom = kNoToken;
     int32_t unknown = kNoToken;
     int32_t padding = kNoToken;
+    int32_t separator = kNoToken;  // BERT's [SEP], which ends an encoded text
     bool add_bos = false;
     bool add_eos = false;
+    bool add_separator = false;
     bool add_space_prefix = false;
+    // BERT's normalizer (WordPiece only): tokenizer.ggml.normalizer.*, on by default as the
+    // uncased models that predate those keys need.
+    bool lowercase = false;
+    bool strip_accents = false;
 
     // Tokens after which generation stops (EOS, EOT and the end-of-turn markers).
     std::vector<int32_t> end_of_generation;

@@ -182,7 +182,7 @@ TEST(ToolCallRequest, ToolsAndToolMessagesReachTheTemplate) {
         "{% if m.tool_calls %}{{ m.tool_calls[0].function.arguments.city }}{% endif %}"
         "{{ m.content }}{{ m.tool_call_id }}{% endfor %}",
         "", "");
-    const ServedModel model{"m", tok.get(), &t, 4096, {}};
+    const ServedModel model{"m", tok.get(), &t, 4096, {}, 0};
     const std::string body = R"({"messages": [
         {"role": "user", "content": "Weather in Paris?"},
         {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
@@ -224,7 +224,7 @@ TEST(ToolCallRequest, ATemplateThatRaisesIsA400) {
         "{% if messages[0].role == 'system' %}{{ raise_exception('System role not supported') }}"
         "{% endif %}ok",
         "", "");
-    const ServedModel model{"m", tok.get(), &t, 4096, {}};
+    const ServedModel model{"m", tok.get(), &t, 4096, {}, 0};
     try {
         parse_completion_request(R"({"messages": [{"role": "system", "content": "x"}]})", true,
                                  model);

@@ -63,14 +63,6 @@ std::string vocab_dir() {
     return test::testdata_dir() + "/vocab";
 }
 
-// Vocabularies of next/ whose tokenizer Kite does not have yet (WordPiece, for embeddings).
-constexpr std::string_view kNotYetSupported[] = {"ggml-vocab-bert-bge.gguf"};
-
-bool supported(const std::string& name) {
-    return std::find(std::begin(kNotYetSupported), std::end(kNotYetSupported), name) ==
-           std::end(kNotYetSupported);
-}
-
 // Every X.gguf of the vocab folder and its next/ that has both X.gguf.inp and X.gguf.out, as a
 // path relative to the vocab folder.
 std::vector<std::string> vocab_names() {
@@ -79,7 +71,7 @@ std::vector<std::string> vocab_names() {
         std::error_code ec;
         for (const auto& entry : fs::directory_iterator(vocab_dir() + "/" + sub, ec)) {
             const fs::path p = entry.path();
-            if (p.extension() != ".gguf" || !supported(p.filename().string())) continue;
+            if (p.extension() != ".gguf") continue;
             if (fs::exists(p.string() + ".inp") && fs::exists(p.string() + ".out"))
                 names.push_back(sub + p.filename().string());
         }
@@ -89,8 +81,8 @@ std::vector<std::string> vocab_names() {
 }
 
 TEST(TokenizerConformance, FindsTheVocabVectors) {
-    // Eight in the folder itself, five in next/ (all but bert-bge).
-    EXPECT_EQ(vocab_names().size(), 13u) << "in " << vocab_dir();
+    // Eight in the folder itself, six in next/.
+    EXPECT_EQ(vocab_names().size(), 14u) << "in " << vocab_dir();
 }
 
 class TokenizerVocab : public ::testing::TestWithParam<std::string> {};
@@ -110,13 +102,19 @@ TEST_P(TokenizerVocab, EncodesLikeTheReferenceAndDecodesBack) {
         EXPECT_EQ(show(ids), show(expected[i])) << "test " << i << ": '" << inputs[i] << "'";
         encoded_ok += ids == expected[i];
         // SentencePiece adds a space before the text; decode removes exactly that one, so the
-        // round trip is exact for both kinds of vocabulary.
+        // round trip is exact for both kinds of vocabulary. WordPiece lower-cases, drops accents
+        // and spacing, and spells what it cannot as [UNK]: its decode is not an inverse.
+        if (tok->vocab().kind == VocabKind::WordPiece) continue;
         const std::string back = tok->decode(ids);
         EXPECT_EQ(back, inputs[i]) << "test " << i;
         decoded_ok += back == inputs[i];
     }
+    const bool lossy = tok->vocab().kind == VocabKind::WordPiece;
     std::cout << "[ vectors  ] " << GetParam() << ": " << encoded_ok << "/" << inputs.size()
-              << " encode, " << decoded_ok << "/" << inputs.size() << " decode\n";
+              << " encode, "
+              << (lossy ? std::string("no")
+                        : std::to_string(decoded_ok) + "/" + std::to_string(inputs.size()))
+              << " decode\n";
 }
 
 std::string param_name(const ::testing::TestParamInfo<std::string>& info) {

@@ -46,6 +46,7 @@ TARGETS=(
     llama-batched-bench
     llama-server
     llama-debug          # dumps final logits (--save-logits) / tensors (--verbose)
+    llama-embedding      # reference embeddings (tools/make-embedding-fixtures.sh)
 )
 
 CACHE_ROOT="${KITE_CACHE:-$HOME/.cache/kite}"

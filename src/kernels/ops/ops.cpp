@@ -26,6 +26,17 @@ void rms_norm(const float* x, const float* weight, float* out, int64_t n, float 
     for (int64_t i = 0; i < n; ++i) out[i] = x[i] * scale * weight[i];
 }
 
+void layer_norm(const float* x, const float* weight, const float* bias, float* out, int64_t n,
+                float eps) {
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += x[i];
+    const float mean = static_cast<float>(sum / n);
+    double squares = 0;
+    for (int64_t i = 0; i < n; ++i) squares += double(x[i] - mean) * (x[i] - mean);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(squares / n) + eps);
+    for (int64_t i = 0; i < n; ++i) out[i] = (x[i] - mean) * scale * weight[i] + bias[i];
+}
+
 namespace {
 
 void angles(const RopeParams& p, int64_t position, float mscale, float* cos_sin) {

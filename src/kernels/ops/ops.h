@@ -8,6 +8,10 @@ namespace kite {
 // out = x / sqrt(mean(x^2) + eps) * weight, over a row of n.
 void rms_norm(const float* x, const float* weight, float* out, int64_t n, float eps);
 
+// out = (x - mean(x)) / sqrt(var(x) + eps) * weight + bias, over a row of n (BERT's LayerNorm).
+void layer_norm(const float* x, const float* weight, const float* bias, float* out, int64_t n,
+                float eps);
+
 enum class RopeStyle {
     Interleaved,  // rotates pairs (x[2i], x[2i+1]): llama-family GGUF files
     Halves,       // rotates pairs (x[i], x[i + n/2]): GPT-NeoX / Qwen style

@@ -1,0 +1,189 @@
+// The forward pass of an encoder (Architecture::encoder): every input in one ragged batch,
+// each token attending all tokens of its own input, no KV cache, and one pooled vector per
+// input. Post-norm: LayerNorm(x + attention(x)), then LayerNorm(x + feed_forward(x)).
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "kernels/ops/ops.h"
+#include "model/model.h"
+#include "quant/convert.h"
+
+namespace kite {
+
+// Where each token's input starts and ends in the batch, and its position in that input.
+struct EncoderSpans {
+    std::vector<int64_t> begin, end, position;
+};
+
+namespace {
+
+// Inputs are split into batches of about this many tokens (a longer input goes alone), which
+// bounds the activations: the feed-forward rows are n_ff floats per token.
+constexpr int64_t kBatchTokens = 2048;
+
+void layer_norm_rows(float* x, const std::vector<float>& weight, const std::vector<float>& bias,
+                     int64_t n, int64_t width, float eps) {
+    for (int64_t r = 0; r < n; ++r)
+        layer_norm(x + r * width, weight.data(), bias.data(), x + r * width, width, eps);
+}
+
+// Softmax attention of one query head over the keys [begin, end) of its own input. The keys
+// come transposed (kt[d * stride + j]: dimension d of key j), so that the scores of many keys
+// are computed at once, vectorized over the keys.
+void attend(const float* q, const float* kt, int64_t kt_stride, const float* v, int64_t v_stride,
+            float* out, int64_t begin, int64_t end, int64_t head_dim, float scale, float* scores) {
+    const int64_t n = end - begin;
+    std::fill(scores, scores + n, 0.0f);
+    for (int64_t d = 0; d < head_dim; ++d) {
+        const float qd = q[d] * scale;
+        const float* row = kt + d * kt_stride + begin;
+        for (int64_t j = 0; j < n; ++j) scores[j] += qd * row[j];
+    }
+    const float max = *std::max_element(scores, scores + n);
+    float sum = 0;
+    for (int64_t j = 0; j < n; ++j) sum += scores[j] = std::exp(scores[j] - max);
+    std::fill(out, out + head_dim, 0.0f);
+    for (int64_t j = 0; j < n; ++j) {
+        const float p = scores[j] / sum;
+        const float* value = v + (begin + j) * v_stride;
+        for (int64_t d = 0; d < head_dim; ++d) out[d] += p * value[d];
+    }
+}
+
+// Every (head, token) pair is one job, a head's tokens one after another so that its keys and
+// values stay in cache: no causal mask, only the bounds of the token's input.
+void bidirectional_attention(const ModelConfig& c, const EncoderSpans& spans, RunState& s,
+                             int64_t T, ThreadPool& pool) {
+    const int64_t q_width = c.n_heads * c.head_dim, kv_width = c.n_kv_heads * c.head_dim;
+    const int64_t group = c.n_heads / c.n_kv_heads;
+    const auto scale = static_cast<float>(c.attention_scale);
+    std::vector<float> kt(size_t(T * kv_width));  // [kv head][dimension][token]
+    for (int64_t t = 0; t < T; ++t)
+        for (int64_t i = 0; i < kv_width; ++i) kt[size_t(i * T + t)] = s.k[t * kv_width + i];
+    pool.parallel_for(T * c.n_heads, [&](int64_t first, int64_t last, int) {
+        std::vector<float> scores;
+        for (int64_t job = first; job < last; ++job) {
+            const int64_t h = job / T, t = job % T;
+            const int64_t begin = spans.begin[t], end = spans.end[t];
+            scores.resize(size_t(end - begin));
+            const int64_t kv_head = h / group;
+            attend(&s.q[t * q_width + h * c.head_dim], &kt[size_t(kv_head * c.head_dim * T)], T,
+                   &s.v[kv_head * c.head_dim], kv_width, &s.att[t * q_width + h * c.head_dim],
+                   begin, end, c.head_dim, scale, scores.data());
+        }
+    });
+}
+
+// One vector of n rows: their mean, the first ([CLS]) or the last.
+void pool_rows(Pooling pooling, const float* rows, int64_t n, int64_t width, float* out) {
+    if (pooling == Pooling::Cls || pooling == Pooling::Last) {
+        const float* row = rows + (pooling == Pooling::Cls ? 0 : n - 1) * width;
+        std::copy(row, row + width, out);
+        return;
+    }
+    for (int64_t r = 0; r < n; ++r) add_in_place(out, rows + r * width, width);
+    for (int64_t i = 0; i < width; ++i) out[i] /= static_cast<float>(n);
+}
+
+}  // namespace
+
+void Model::encoder_layer(int64_t l, const EncoderSpans& spans, int64_t T, RunState& s,
+                          ThreadPool& pool) const {
+    const ModelConfig& c = config_;
+    const LayerWeights& w = weights_.layers[l];
+    const int64_t q_width = c.n_heads * c.head_dim, kv_width = c.n_kv_heads * c.head_dim;
+    const auto eps = static_cast<float>(c.layer_norm_eps);
+
+    const MatmulTarget qkv[] = {{&w.wq, s.q.data()}, {&w.wk, s.k.data()}, {&w.wv, s.v.data()}};
+    matmul_shared_input(qkv, s.x.data(), T, s.scratch.data(), pool);
+    float cos_sin[kMaxRopeDims];
+    for (int64_t t = 0; t < T; ++t) {
+        rope_angles(c.layers[l].rope, spans.position[t], cos_sin);
+        for (int64_t h = 0; h < c.n_heads; ++h)
+            rope_rotate(&s.q[t * q_width + h * c.head_dim], cos_sin, c.n_rot, c.arch->rope_style);
+        for (int64_t h = 0; h < c.n_kv_heads; ++h)
+            rope_rotate(&s.k[t * kv_width + h * c.head_dim], cos_sin, c.n_rot, c.arch->rope_style);
+    }
+    bidirectional_attention(c, spans, s, T, pool);
+    matmul(w.wo, s.att.data(), T, s.delta.data(), s.scratch.data(), pool);
+    add_in_place(s.x.data(), s.delta.data(), T * c.n_embd);
+    layer_norm_rows(s.x.data(), w.attn_out_norm, w.attn_out_norm_bias, T, c.n_embd, eps);
+
+    const MatmulTarget gate_up[] = {{&w.w_gate, s.gate.data()}, {&w.w_up, s.up.data()}};
+    matmul_shared_input(gate_up, s.x.data(), T, s.scratch.data(), pool);
+    swiglu(s.gate.data(), s.up.data(), T * c.n_ff);
+    matmul(w.w_down, s.gate.data(), T, s.delta.data(), s.scratch.data(), pool);
+    add_in_place(s.x.data(), s.delta.data(), T * c.n_embd);
+    layer_norm_rows(s.x.data(), w.layer_out_norm, w.layer_out_norm_bias, T, c.n_embd, eps);
+}
+
+// One batch of whole inputs: embeddings (token + segment 0), their LayerNorm, the layers, and
+// the pooled rows appended to `out`.
+void Model::encode_batch(std::span<const std::vector<int32_t>> inputs, RunState& s,
+                         ThreadPool& pool, std::vector<float>& out) const {
+    const ModelConfig& c = config_;
+    EncoderSpans spans;
+    std::vector<int32_t> tokens;
+    for (const std::vector<int32_t>& input : inputs) {
+        const auto begin = int64_t(tokens.size()), end = begin + int64_t(input.size());
+        for (int64_t i = 0; i < int64_t(input.size()); ++i) {
+            spans.begin.push_back(begin), spans.end.push_back(end), spans.position.push_back(i);
+            tokens.push_back(input[size_t(i)]);
+        }
+    }
+    const auto T = int64_t(tokens.size());
+    const WeightMatrix& embd = weights_.token_embd;
+    std::vector<float> segment(size_t(c.n_embd));
+    dequantize_row(weights_.token_types.type, weights_.token_types.data, segment.data(), c.n_embd);
+    for (int64_t t = 0; t < T; ++t) {
+        float* x = &s.x[t * c.n_embd];
+        dequantize_row(embd.type, embd.data + tokens[size_t(t)] * embd.row_bytes, x, c.n_embd);
+        add_in_place(x, segment.data(), c.n_embd);
+    }
+    layer_norm_rows(s.x.data(), weights_.token_embd_norm, weights_.token_embd_norm_bias, T,
+                    c.n_embd, static_cast<float>(c.layer_norm_eps));
+    for (int64_t l = 0; l < c.n_layers; ++l) encoder_layer(l, spans, T, s, pool);
+
+    int64_t begin = 0;
+    for (const std::vector<int32_t>& input : inputs) {
+        const auto n = int64_t(input.size());
+        const size_t at = out.size();
+        out.resize(at + size_t(c.n_embd), 0.0f);
+        pool_rows(c.pooling, &s.x[begin * c.n_embd], n, c.n_embd, &out[at]);
+        begin += n;
+    }
+}
+
+std::vector<float> Model::embed(std::span<const std::vector<int32_t>> inputs,
+                                ThreadPool& pool) const {
+    const ModelConfig& c = config_;
+    if (!c.arch->encoder)
+        fail("'{}' is a generative model ({}); it cannot embed", file_->name(), c.architecture);
+    int64_t longest = 0;
+    for (const std::vector<int32_t>& input : inputs) {
+        if (input.empty()) fail("an input to embed has no tokens");
+        if (int64_t(input.size()) > c.n_ctx_train)
+            fail("an input of {} tokens is longer than the model's context of {} tokens",
+                 input.size(), c.n_ctx_train);
+        for (int32_t id : input)
+            if (id < 0 || id >= c.n_vocab)
+                fail("token id {} is out of range (the vocabulary has {} tokens)", id, c.n_vocab);
+        longest = std::max(longest, int64_t(input.size()));
+    }
+    RunState s(c, std::max(kBatchTokens, longest), 0);
+    std::vector<float> out;
+    out.reserve(inputs.size() * size_t(c.n_embd));
+    for (size_t first = 0; first < inputs.size();) {
+        size_t last = first;
+        int64_t tokens = 0;
+        while (last < inputs.size() &&
+               (last == first || tokens + int64_t(inputs[last].size()) <= kBatchTokens))
+            tokens += int64_t(inputs[last++].size());
+        encode_batch(inputs.subspan(first, last - first), s, pool, out);
+        first = last;
+    }
+    return out;
+}
+
+}  // namespace kite

@@ -1,0 +1,139 @@
+"""POST /v1/embeddings with nomic-embed-v1.5 (skipped when it is not installed), through the
+official openai client: retrieval ranks the paragraph that answers a question first, the
+response has OpenAI's shape, and bad input gets a 400 naming the field while the server keeps
+serving. Also: a generative model answers /v1/embeddings, and an embedding model the
+completion routes, with a clear 400."""
+
+import base64
+import math
+import struct
+
+import openai
+import pytest
+
+from test_server import ROOT, Server
+
+EMBED_MODEL = ROOT / "models" / "nomic-embed-v1.5.gguf"
+
+PARAGRAPHS = [
+    "The Eiffel Tower was completed in 1889 for the World's Fair in Paris.",
+    "Photosynthesis turns sunlight, water and carbon dioxide into glucose and oxygen.",
+    "The Pacific is the largest and deepest of the Earth's oceans.",
+    "Mount Everest, at 8,849 metres, is the highest mountain above sea level.",
+    "Honey bees communicate the direction of flowers with a waggle dance.",
+    "The Great Wall of China stretches for thousands of kilometres across the north.",
+    "Penicillin was discovered by Alexander Fleming in 1928.",
+    "A marathon is 42.195 kilometres long.",
+    "The human heart has four chambers: two atria and two ventricles.",
+    "Jupiter is the largest planet of the solar system.",
+    "Mozart composed more than six hundred works before he died at thirty-five.",
+    "The Amazon rainforest produces a large share of the world's oxygen and rain.",
+    "Chess is played on a board of sixty-four squares.",
+    "Water boils at 100 degrees Celsius at sea level.",
+    "The Rosetta Stone helped scholars decipher Egyptian hieroglyphs.",
+    "Kangaroos carry their young in a pouch.",
+    "The speed of light in vacuum is about 299,792 kilometres per second.",
+    "Shakespeare wrote Hamlet around the year 1600.",
+    "Coffee beans are the roasted seeds of the coffea plant's cherries.",
+    "The Sahara is the largest hot desert in the world.",
+    "DNA is a double helix of two strands of nucleotides.",
+    "The first powered flight was made by the Wright brothers in 1903.",
+    "Tokyo is the capital of Japan and one of the largest cities in the world.",
+    "Volcanoes erupt when magma rises through the Earth's crust.",
+    "The piano has eighty-eight keys.",
+    "Antarctica is the coldest continent on Earth.",
+    "Bread rises because yeast produces carbon dioxide gas in the dough.",
+    "Saturn's rings are made mostly of ice and rock.",
+    "The Nile is among the longest rivers in the world.",
+    "Vaccines train the immune system to recognise a pathogen.",
+]
+
+
+@pytest.fixture(scope="module")
+def embed_server():
+    if not EMBED_MODEL.exists():
+        pytest.skip("nomic-embed-v1.5 is not installed (bash scripts/install-model.sh "
+                    "nomic-embed-v1.5)")
+    s = Server(model=str(EMBED_MODEL))
+    yield s
+    s.stop()
+    assert s.proc.returncode == 0, "kite serve did not exit cleanly"
+
+
+def cosine(a, b):
+    return sum(x * y for x, y in zip(a, b)) / math.sqrt(sum(x * x for x in a) *
+                                                        sum(y * y for y in b))
+
+
+def test_the_answering_paragraph_ranks_first(embed_server):
+    c = embed_server.client()
+    docs = c.embeddings.create(model="nomic-embed-v1.5",
+                               input=["search_document: " + p for p in PARAGRAPHS])
+    assert [d.index for d in docs.data] == list(range(len(PARAGRAPHS)))
+    assert all(len(d.embedding) == 768 for d in docs.data)
+    assert docs.usage.prompt_tokens == docs.usage.total_tokens > len(PARAGRAPHS) * 5
+    questions = {
+        "search_query: When did the Wright brothers first fly?": 21,
+        "search_query: How many keys does a piano have?": 24,
+        "search_query: Who discovered penicillin?": 6,
+    }
+    for question, answer in questions.items():
+        q = c.embeddings.create(model="nomic-embed-v1.5", input=question).data[0].embedding
+        scores = [cosine(q, d.embedding) for d in docs.data]
+        assert max(range(len(scores)), key=scores.__getitem__) == answer, question
+
+
+def test_dimensions_base64_and_token_ids(embed_server):
+    c = embed_server.client()
+    full = c.embeddings.create(model="nomic-embed-v1.5", input="hello world").data[0].embedding
+    short = c.embeddings.create(model="nomic-embed-v1.5", input="hello world",
+                                dimensions=64).data[0].embedding
+    assert len(short) == 64
+    assert abs(sum(x * x for x in short) - 1) < 1e-4
+    assert cosine(short, full[:64]) > 0.9999
+    raw = embed_server.http.post("/v1/embeddings", json={
+        "input": "hello world", "encoding_format": "base64"}).json()
+    data = base64.b64decode(raw["data"][0]["embedding"])
+    floats = struct.unpack(f"<{len(data) // 4}f", data)
+    assert len(floats) == 768 and cosine(floats, full) > 0.999999
+    # [CLS] hello world [SEP], as ids, one input and a list of inputs
+    ids = [101, 7592, 2088, 102]
+    one = embed_server.http.post("/v1/embeddings", json={"input": ids}).json()
+    assert cosine(one["data"][0]["embedding"], full) > 0.999999
+    two = embed_server.http.post("/v1/embeddings", json={"input": [ids, ids[:2] + [102]]}).json()
+    assert len(two["data"]) == 2 and two["usage"]["prompt_tokens"] == 7
+
+
+@pytest.mark.parametrize("body,field", [
+    ({"input": []}, "input"),
+    ({"input": ""}, "input"),
+    ({"input": ["fine", ""]}, "input"),
+    ({}, "input"),
+    ({"input": [101, 999999]}, "input"),
+    ({"input": [[101, -1]]}, "input"),
+    ({"input": ["x"] * 2049}, "input"),
+    ({"input": "word " * 3000}, "input"),
+    ({"input": "x", "dimensions": 0}, "dimensions"),
+    ({"input": "x", "dimensions": 769}, "dimensions"),
+    ({"input": "x", "encoding_format": "int8"}, "encoding_format"),
+])
+def test_bad_input_is_a_400_naming_the_field(embed_server, body, field):
+    r = embed_server.http.post("/v1/embeddings", json=body)
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["param"] == field
+    assert embed_server.http.get("/health").status_code == 200
+
+
+def test_an_embedding_model_does_not_complete(embed_server):
+    with pytest.raises(openai.BadRequestError, match="embedding model"):
+        embed_server.client().completions.create(model="nomic-embed-v1.5", prompt="hi",
+                                                 max_tokens=4)
+
+
+def test_a_generative_model_cannot_embed():
+    s = Server()
+    try:
+        with pytest.raises(openai.BadRequestError, match="cannot embed"):
+            s.client().embeddings.create(model="default", input="hello")
+    finally:
+        s.stop()
