@@ -156,6 +156,7 @@ void GrammarBuilder::lower_repeat(const Expr& e, std::vector<Element>& out) {
         out.push_back({Element::Kind::Rule, star});
         return;
     }
+    if (e.max == e.min) return;
     if (e.max - e.min > kMaxElements)
         throw GrammarError("the grammar is too large (counted repetitions)");
     uint32_t tail = UINT32_MAX;

@@ -67,6 +67,11 @@ TEST(GrammarMatcher, CountedRepetition) {
     EXPECT_TRUE(full_match(g, "abab"));
     EXPECT_TRUE(full_match(g, "abababab"));
     EXPECT_FALSE(full_match(g, "ababababab"));
+    GrammarBuilder exact;
+    exact.define("root", repeat(lit("ab"), 2, 2));
+    const auto twice = exact.build("root");
+    EXPECT_TRUE(full_match(twice, "abab"));
+    EXPECT_FALSE(full_match(twice, "ababab"));
     GrammarBuilder c;
     c.define("root", repeat(lit("x"), 3, kUnbounded));
     const auto h = c.build("root");
