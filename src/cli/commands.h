@@ -19,6 +19,7 @@ void add_serve_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_template_command(CLI::App& app);
 void add_models_command(CLI::App& app);
+void add_structured_command(CLI::App& app);
 
 // The model to use: the -m flag (a path, or the name of a model installed as
 // models/NAME.gguf), else $KITE_MODEL, else the default model installed by

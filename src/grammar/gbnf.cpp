@@ -185,9 +185,11 @@ class GbnfParser {
 
     Expr primary() {
         if (eat("(")) {
+            if (++depth_ > kMaxDepth) error("groups nest too deeply");
             Expr inner = alternatives();
             skip_space();
             if (!eat(")")) error("expected ')'");
+            --depth_;
             return inner;
         }
         if (eat("\"")) {
@@ -221,8 +223,10 @@ class GbnfParser {
         error(fmt::format("unexpected '{}'", peek()));
     }
 
+    static constexpr int kMaxDepth = 100;
     std::string_view t_;
     size_t pos_ = 0;
+    int depth_ = 0;
     GrammarBuilder b_;
 };
 

@@ -76,7 +76,11 @@ Expr natural_range(uint64_t lo, std::optional<uint64_t> hi) {
     std::vector<Expr> parts;
     const size_t max_len = hi ? std::to_string(*hi).size() : a.size();
     for (size_t len = a.size(); len <= max_len; ++len) {
-        const std::string from = len == a.size() ? a : "1" + std::string(len - 1, '0');
+        std::string from = a;
+        if (len != a.size()) {  // 10^(len-1); built in place (GCC 12 misreads "1" + string)
+            from.assign(len, '0');
+            from[0] = '1';
+        }
         const std::string to = hi && len == max_len ? std::to_string(*hi) : pow10_minus_one(len);
         if (from.size() == to.size() && from <= to) parts.push_back(same_length_range(from, to));
     }

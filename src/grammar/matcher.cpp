@@ -114,6 +114,7 @@ bool Matcher::push_byte(uint8_t b) {
 void Matcher::pop_set() {
     items_.resize(set_start_.back());
     set_start_.pop_back();
+    if (set_hash_.size() > set_start_.size()) set_hash_.resize(set_start_.size());
 }
 
 bool Matcher::accepts(std::string_view bytes) {
@@ -153,7 +154,48 @@ void Matcher::rollback(size_t n) {
     token_sets_.resize(token_sets_.size() - n);
 }
 
-void Matcher::allowed_tokens(const TokenTrie& trie, std::vector<uint64_t>& mask) {
+const std::vector<uint64_t>* MaskCache::find(uint64_t state) const {
+    auto it = masks_.find(state);
+    return it == masks_.end() ? nullptr : &it->second;
+}
+
+void MaskCache::put(uint64_t state, const std::vector<uint64_t>& mask) {
+    if (masks_.size() >= kMaxEntries) masks_.clear();
+    masks_[state] = mask;
+}
+
+// The hash of set k: its items' positions and their origin sets' hashes (the set itself for
+// items it predicted), computed once per committed set, lowest first.
+uint64_t Matcher::state_hash() {
+    const size_t n = set_start_.size();
+    if (set_hash_.size() > n) set_hash_.resize(n);
+    while (set_hash_.size() < n) {
+        const size_t k = set_hash_.size();
+        const uint32_t end = k + 1 < n ? set_start_[k + 1] : static_cast<uint32_t>(items_.size());
+        uint64_t h = 0x9e3779b97f4a7c15ULL;
+        for (uint32_t i = set_start_[k]; i < end; ++i) {
+            const uint64_t origin = items_[i].origin == k ? 1 : set_hash_[items_[i].origin];
+            h = hash_of(h ^ hash_of((static_cast<uint64_t>(items_[i].pos) << 1) ^ origin));
+        }
+        set_hash_.push_back(h | 2);
+    }
+    return set_hash_.back();
+}
+
+void Matcher::allowed_tokens(const TokenTrie& trie, std::vector<uint64_t>& mask, MaskCache* cache) {
+    uint64_t state = 0;
+    if (cache) {
+        state = state_hash();
+        if (const std::vector<uint64_t>* hit = cache->find(state)) {
+            mask = *hit;
+            return;
+        }
+    }
+    walk_trie(trie, mask);
+    if (cache) cache->put(state, mask);
+}
+
+void Matcher::walk_trie(const TokenTrie& trie, std::vector<uint64_t>& mask) {
     mask.assign(trie.mask_words(), 0);
     const auto set_bit = [&](int32_t t) { mask[t >> 6] |= 1ULL << (t & 63); };
     if (can_stop())

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "grammar/grammar.h"
@@ -14,6 +15,20 @@
 namespace kite::grammar {
 
 class TokenTrie;
+
+// Masks already computed for a grammar, by parse state: shared by the matchers of one grammar
+// and vocabulary (one cache per compiled constraint). Within a JSON string, or at the same
+// place of the same schema in another instance, the state repeats and the trie walk is
+// skipped.
+class MaskCache {
+  public:
+    const std::vector<uint64_t>* find(uint64_t state) const;
+    void put(uint64_t state, const std::vector<uint64_t>& mask);
+
+  private:
+    static constexpr size_t kMaxEntries = 2048;  // about 12 MB for a 49k vocabulary
+    std::unordered_map<uint64_t, std::vector<uint64_t>> masks_;
+};
 
 class Matcher {
   public:
@@ -32,7 +47,9 @@ class Matcher {
     // Sets bit t of `mask` (n_vocab bits, 64 per word) for every token t whose bytes could
     // come next, and the stop tokens when the sentence may end here. Walks the vocabulary's
     // trie, dropping a whole subtree as soon as its prefix is rejected.
-    void allowed_tokens(const TokenTrie& trie, std::vector<uint64_t>& mask);
+    // With a cache, a state seen before gets its mask without the walk.
+    void allowed_tokens(const TokenTrie& trie, std::vector<uint64_t>& mask,
+                        MaskCache* cache = nullptr);
 
   private:
     struct Item {
@@ -45,11 +62,16 @@ class Matcher {
     void close_set(uint32_t k);
     void add(Item item);
     void reset_dedup(size_t expected);
+    uint64_t state_hash();
+    void walk_trie(const TokenTrie& trie, std::vector<uint64_t>& mask);
 
     std::shared_ptr<const Grammar> g_;
     std::vector<Item> items_;
-    std::vector<uint32_t> set_start_;   // items of set k: [set_start_[k], set_start_[k+1])
-    std::vector<uint32_t> token_sets_;  // the number of sets before each accepted token
+    std::vector<uint32_t> set_start_;  // items of set k: [set_start_[k], set_start_[k+1])
+    std::vector<uint32_t> token_sets_;
+    // Per set: a hash of its items with origins replaced by their sets' hashes, so equal
+    // hashes mean equal parse states wherever they sit in the input (0: not computed yet).
+    std::vector<uint64_t> set_hash_;  // the number of sets before each accepted token
     // Open-addressing set of the current set's items, cleared by bumping a generation.
     std::vector<uint64_t> dedup_keys_;
     std::vector<uint32_t> dedup_gen_;

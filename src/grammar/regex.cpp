@@ -176,6 +176,7 @@ class RegexParser {
 
     Expr group() {
         ++pos_;
+        if (++depth_ > kMaxDepth) error("groups nest too deeply");
         if (eat('?')) {
             if (eat(':')) {
             } else if (eat('P') || (peek() == '<' && pos_ + 1 < p_.size() && p_[pos_ + 1] != '=' &&
@@ -189,6 +190,7 @@ class RegexParser {
         }
         Expr inner = alternation();
         if (!eat(')')) error("missing ')'");
+        --depth_;
         return inner;
     }
 
@@ -294,8 +296,10 @@ class RegexParser {
         return char_class(std::move(ranges), negated);
     }
 
+    static constexpr int kMaxDepth = 100;
     std::string_view p_;
     size_t pos_ = 0;
+    int depth_ = 0;
 };
 
 }  // namespace

@@ -127,6 +127,7 @@ TEST(GrammarMatcher, MaskEqualsFeedingEachToken) {
     bytes.back().clear();  // the stop token has no bytes of its own
     const TokenTrie trie(bytes, {14});
     Matcher m(nested_brackets());
+    MaskCache cache;
     for (const char* step : {"", "[", "1", ",", "[", "]", "]"}) {
         ASSERT_TRUE(m.advance(step));
         std::vector<uint64_t> mask;
@@ -136,6 +137,10 @@ TEST(GrammarMatcher, MaskEqualsFeedingEachToken) {
             EXPECT_EQ(((mask[0] >> t) & 1) != 0, want) << "after '" << step << "' token " << t;
         }
         EXPECT_EQ(((mask[0] >> 14) & 1) != 0, m.can_stop());
+        // A cached mask (computed now, or found from an equal earlier state) is the same.
+        std::vector<uint64_t> cached;
+        m.allowed_tokens(trie, cached, &cache);
+        EXPECT_EQ(cached, mask) << "after '" << step << "'";
     }
 }
 
