@@ -85,6 +85,8 @@ TEST(GrammarJsonSchema, IntegerAndNumberBounds) {
     for (const char* ok : {"-15", "-9", "0", "7", "99", "119"}) EXPECT_TRUE(accepts(s, ok)) << ok;
     for (const char* bad : {"-16", "120", "1000", "-0", "05", "1.0e1"})
         EXPECT_FALSE(accepts(s, bad)) << bad;
+    EXPECT_FALSE(accepts(R"({"type":"integer","maximum":1e20})", "100000000000000000000000"));
+    EXPECT_FALSE(accepts(R"({"type":"integer","minimum":-1e20})", "-100000000000000000000000"));
     const char* n = R"({"type":"number","exclusiveMinimum":0,"maximum":1})";
     for (const char* ok : {"0.5", "1", "1.0", "0.001"}) EXPECT_TRUE(accepts(n, ok)) << ok;
     for (const char* bad : {"0", "0.0", "1.01", "-0.5", "2"}) EXPECT_FALSE(accepts(n, bad)) << bad;
