@@ -336,15 +336,13 @@ class SchemaCompiler {
     }
 
     Expr enum_expr(const json& s) {
-        json values = json::array();
-        if (s.contains("const")) values.push_back(s["const"]);
-        if (s.contains("enum")) {
-            if (!s["enum"].is_array()) fail("'enum' must be an array");
-            for (const json& v : s["enum"])
-                if (!s.contains("const") || v == s["const"]) values.push_back(v);
-            if (s.contains("const") && values.size() == 1 && !s["enum"].empty())
-                values = json::array();
-        }
+        if (s.contains("enum") && !s["enum"].is_array()) fail("'enum' must be an array");
+        // Both: the const, if the enum lists it.
+        json values = s.contains("enum") ? s["enum"] : json::array({s["const"]});
+        if (s.contains("const") && s.contains("enum"))
+            values = std::find(values.begin(), values.end(), s["const"]) != values.end()
+                         ? json::array({s["const"]})
+                         : json::array();
         for (const char* key : kAssertions)
             if (s.contains(key))
                 fail(fmt::format("unsupported keyword '{}' beside enum/const", key));

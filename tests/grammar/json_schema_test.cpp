@@ -95,6 +95,9 @@ TEST(GrammarJsonSchema, IntegerAndNumberBounds) {
 TEST(GrammarJsonSchema, EnumConstAnyOfAllOf) {
     EXPECT_TRUE(accepts(R"({"enum":["a",1,null,{"k":[1]}]})", R"({"k":[1]})"));
     EXPECT_FALSE(accepts(R"({"type":"string","enum":["a",1]})", "1"));
+    EXPECT_TRUE(accepts(R"({"const":2,"enum":[1,2]})", "2"));
+    EXPECT_FALSE(accepts(R"({"const":2,"enum":[1,2]})", "1"));
+    EXPECT_NE(compile_error(R"({"const":2,"enum":[]})").find("empty"), std::string::npos);
     EXPECT_TRUE(accepts(R"({"anyOf":[{"type":"string"},{"type":"integer"}]})", "3"));
     EXPECT_FALSE(accepts(R"({"anyOf":[{"type":"string"},{"type":"integer"}]})", "true"));
     const char* all = R"({"allOf":[{"properties":{"a":{"type":"integer"}}},{"required":["a"]}]})";
