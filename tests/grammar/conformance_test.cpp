@@ -50,7 +50,7 @@ TEST(GrammarConformance, SampleOfJsonSchemaBench) {
     for (const auto& c : cases) results.push_back(check_case(c, vocab.trie, vocab.bytes, encode));
     const Summary s = summarize(results);
     EXPECT_EQ(s.invalidation_errors, 0u);
-    EXPECT_GE(s.passing, 10u);  // measured: 10 (3 schemas do not compile)
+    EXPECT_GE(s.passing, 11u);  // measured: 11 (2 schemas do not compile)
     EXPECT_LE(s.validation_errors * 100, s.instances * 2);
     std::printf("%s\n", to_json(s).dump().c_str());
 }
