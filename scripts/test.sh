@@ -2,12 +2,14 @@
 # All tests, set-up included: unit and reference tests (release and AddressSanitizer+UBSan
 # builds), tokenizer and chat-template conformance, the HTTP server tests (Python, openai
 # client), and bounded fuzz runs of the GGUF parser, the template engine, the HTTP request
-# parser and the request-to-parameters layer; the Python package (tests/python).
+# parser, the request-to-parameters layer and the grammar compilers; the Python package
+# (tests/python).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzz_seconds="${KITE_FUZZ_SECONDS:-40}"
 template_fuzz_seconds="${KITE_TEMPLATE_FUZZ_SECONDS:-30}"
 server_fuzz_seconds="${KITE_SERVER_FUZZ_SECONDS:-15}"
+grammar_fuzz_seconds="${KITE_GRAMMAR_FUZZ_SECONDS:-15}"
 
 bash scripts/install-deps.sh
 bash scripts/install-model.sh
@@ -54,4 +56,5 @@ fuzz gguf_fuzz gguf "$fuzz_seconds"
 fuzz template_fuzz template "$template_fuzz_seconds" -max_len=8192
 fuzz http_request_fuzz http "$server_fuzz_seconds"
 fuzz completion_request_fuzz completion "$server_fuzz_seconds"
+fuzz grammar_fuzz grammar "$grammar_fuzz_seconds" -max_len=4096
 echo "[test] fuzz runs found no crash"

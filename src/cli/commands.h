@@ -22,6 +22,7 @@ void add_serve_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_template_command(CLI::App& app);
 void add_models_command(CLI::App& app);
+void add_structured_command(CLI::App& app);
 
 // Throws kite::Error saying why a model without a chat template (a base model) cannot chat.
 void require_chat_template(const std::string& model_path);

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
     kite::cli::add_plan_command(app);
     kite::cli::add_template_command(app);
     kite::cli::add_models_command(app);
+    kite::cli::add_structured_command(app);
     // CLI11 would only say "a subcommand is required"; name the word it did not know.
     std::string known;
     bool is_known = false;

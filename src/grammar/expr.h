@@ -1,0 +1,70 @@
+// The grammar expressions every front end (JSON Schema, regex, GBNF) builds: sequences and
+// alternatives of literal byte strings, code point classes, references to named rules and
+// repetitions. GrammarBuilder lowers them to the flat byte-level Grammar the matcher runs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kite::grammar {
+
+// An inclusive range of Unicode code points.
+struct CodeRange {
+    uint32_t lo = 0;
+    uint32_t hi = 0;
+};
+
+inline constexpr uint32_t kUnbounded = UINT32_MAX;
+inline constexpr uint32_t kMaxCodePoint = 0x10FFFF;
+
+struct Expr {
+    enum class Kind : uint8_t { Empty, Literal, Class, Ref, Seq, Alt, Repeat };
+    Kind kind = Kind::Empty;
+    std::string text;               // Literal: the bytes; Ref: the rule's name
+    std::vector<CodeRange> ranges;  // Class: the code points it matches (sorted, disjoint)
+    std::vector<Expr> items;        // Seq, Alt: the parts; Repeat: the one repeated part
+    uint32_t min = 0;               // Repeat: at least min times
+    uint32_t max = 0;               // Repeat: at most max times (kUnbounded: no limit)
+};
+
+inline Expr empty() {
+    return {};
+}
+
+inline Expr lit(std::string bytes) {
+    Expr e;
+    e.kind = Expr::Kind::Literal;
+    e.text = std::move(bytes);
+    return e;
+}
+
+inline Expr ref(std::string name) {
+    Expr e;
+    e.kind = Expr::Kind::Ref;
+    e.text = std::move(name);
+    return e;
+}
+
+// A class of the code points in `ranges` (any order, may overlap), or of all others when
+// `negated` (surrogates are never matched: they are not characters in UTF-8).
+Expr char_class(std::vector<CodeRange> ranges, bool negated = false);
+
+Expr seq(std::vector<Expr> items);
+Expr alt(std::vector<Expr> items);
+Expr repeat(Expr item, uint32_t min, uint32_t max);
+inline Expr opt(Expr item) {
+    return repeat(std::move(item), 0, 1);
+}
+inline Expr star(Expr item) {
+    return repeat(std::move(item), 0, kUnbounded);
+}
+inline Expr plus(Expr item) {
+    return repeat(std::move(item), 1, kUnbounded);
+}
+
+// Sorted, merged ranges; the complement over all code points when `negated`.
+std::vector<CodeRange> normalize_ranges(std::vector<CodeRange> ranges, bool negated);
+
+}  // namespace kite::grammar

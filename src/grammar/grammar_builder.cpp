@@ -1,0 +1,247 @@
+#include "grammar/grammar.h"
+
+#include <fmt/format.h>
+
+#include "grammar/utf8_ranges.h"
+
+namespace kite::grammar {
+
+namespace {
+
+// Elements in all productions: a schema asking for maxLength 10^6 is refused, not expanded.
+constexpr size_t kMaxElements = 4'000'000;
+
+}  // namespace
+
+uint32_t GrammarBuilder::rule_id(const std::string& name) {
+    auto [it, added] = ids_.emplace(name, static_cast<uint32_t>(rules_.size()));
+    if (added) {
+        rules_.emplace_back();
+        g_.names.push_back(name);
+        has_definition_.push_back(0);
+    }
+    return it->second;
+}
+
+uint32_t GrammarBuilder::new_helper(const std::string& base) {
+    const uint32_t id = rule_id(fmt::format("{}#{}", base, rules_.size()));
+    has_definition_[id] = 1;
+    return id;
+}
+
+bool GrammarBuilder::defined(const std::string& name) const {
+    auto it = ids_.find(name);
+    return it != ids_.end() && has_definition_[it->second];
+}
+
+void GrammarBuilder::define(const std::string& name, Expr expr) {
+    const uint32_t id = rule_id(name);
+    has_definition_[id] = 1;
+    if (expr.kind == Expr::Kind::Alt) {
+        for (const Expr& item : expr.items) {
+            std::vector<Element> seq;
+            lower(item, seq);
+            add_production(id, seq);
+        }
+        return;
+    }
+    std::vector<Element> seq;
+    lower(expr, seq);
+    add_production(id, seq);
+}
+
+void GrammarBuilder::add_production(uint32_t rule, const std::vector<Element>& seq) {
+    size_ += seq.size() + 1;
+    if (size_ > kMaxElements) throw GrammarError("the grammar is too large (counted repetitions)");
+    rules_[rule].push_back(seq);
+}
+
+uint32_t GrammarBuilder::byte_set(const std::bitset<256>& set) {
+    auto [it, added] = byte_set_ids_.emplace(set.to_string(), g_.byte_sets.size());
+    if (added) g_.byte_sets.push_back(set);
+    return it->second;
+}
+
+void GrammarBuilder::lower(const Expr& e, std::vector<Element>& out) {
+    switch (e.kind) {
+        case Expr::Kind::Empty:
+            return;
+        case Expr::Kind::Literal:
+            for (unsigned char c : e.text) {
+                std::bitset<256> set;
+                set.set(c);
+                out.push_back({Element::Kind::Bytes, byte_set(set)});
+            }
+            return;
+        case Expr::Kind::Class:
+            lower_class(e, out);
+            return;
+        case Expr::Kind::Ref:
+            out.push_back({Element::Kind::Rule, rule_id(e.text)});
+            return;
+        case Expr::Kind::Seq:
+            for (const Expr& item : e.items) lower(item, out);
+            return;
+        case Expr::Kind::Alt: {
+            const uint32_t id = new_helper("alt");
+            for (const Expr& item : e.items) {
+                std::vector<Element> seq;
+                lower(item, seq);
+                add_production(id, seq);
+            }
+            out.push_back({Element::Kind::Rule, id});
+            return;
+        }
+        case Expr::Kind::Repeat:
+            lower_repeat(e, out);
+            return;
+    }
+}
+
+// One byte set when every code point is ASCII; else a helper rule with one production per
+// UTF-8 byte pattern.
+void GrammarBuilder::lower_class(const Expr& e, std::vector<Element>& out) {
+    const std::vector<ByteSequence> seqs = utf8_sequences(e.ranges);
+    std::bitset<256> single;
+    bool all_single = true;
+    for (const ByteSequence& s : seqs) {
+        if (s.size() != 1)
+            all_single = false;
+        else
+            for (unsigned b = s[0].lo; b <= s[0].hi; ++b) single.set(b);
+    }
+    if (all_single && !seqs.empty()) {
+        out.push_back({Element::Kind::Bytes, byte_set(single)});
+        return;
+    }
+    const uint32_t id = new_helper("class");
+    if (single.any()) add_production(id, {{Element::Kind::Bytes, byte_set(single)}});
+    for (const ByteSequence& s : seqs) {
+        if (s.size() == 1) continue;
+        std::vector<Element> production;
+        for (const ByteRange& r : s) {
+            std::bitset<256> set;
+            for (unsigned b = r.lo; b <= r.hi; ++b) set.set(b);
+            production.push_back({Element::Kind::Bytes, byte_set(set)});
+        }
+        add_production(id, production);
+    }
+    out.push_back({Element::Kind::Rule, id});
+}
+
+// The part as one element: itself when it lowers to one, else a helper rule.
+Element GrammarBuilder::as_element(const Expr& e) {
+    std::vector<Element> seq;
+    lower(e, seq);
+    if (seq.size() == 1) return seq[0];
+    const uint32_t id = new_helper("part");
+    add_production(id, seq);
+    return {Element::Kind::Rule, id};
+}
+
+// x{m,n}: m copies of x, then either a left-recursive star (x*: S ::= S x | empty, which an
+// Earley recognizer runs in constant work per item) or a chain of n-m nested optionals.
+void GrammarBuilder::lower_repeat(const Expr& e, std::vector<Element>& out) {
+    if (e.max != kUnbounded && e.min > e.max)
+        throw GrammarError(fmt::format("repetition {{{},{}}} has min above max", e.min, e.max));
+    if (e.max == 0) return;
+    const Element x = as_element(e.items[0]);
+    if (size_ + e.min > kMaxElements)
+        throw GrammarError("the grammar is too large (counted repetitions)");
+    for (uint32_t i = 0; i < e.min; ++i) out.push_back(x);
+    if (e.max == kUnbounded) {
+        const uint32_t star = new_helper("star");
+        add_production(star, {{Element::Kind::Rule, star}, x});
+        add_production(star, {});
+        out.push_back({Element::Kind::Rule, star});
+        return;
+    }
+    if (e.max == e.min) return;
+    if (e.max - e.min > kMaxElements)
+        throw GrammarError("the grammar is too large (counted repetitions)");
+    uint32_t tail = UINT32_MAX;
+    for (uint32_t i = e.min; i < e.max; ++i) {
+        const uint32_t optional = new_helper("opt");
+        add_production(optional, {});
+        if (tail == UINT32_MAX)
+            add_production(optional, {x});
+        else
+            add_production(optional, {x, {Element::Kind::Rule, tail}});
+        tail = optional;
+    }
+    out.push_back({Element::Kind::Rule, tail});
+}
+
+std::shared_ptr<const Grammar> GrammarBuilder::build(const std::string& root) {
+    for (size_t r = 0; r < rules_.size(); ++r)
+        if (!has_definition_[r])
+            throw GrammarError(fmt::format("rule '{}' is used but not defined", g_.names[r]));
+    if (!defined(root)) throw GrammarError(fmt::format("no rule '{}'", root));
+    g_.root = ids_.at(root);
+    finish();
+    return std::make_shared<const Grammar>(std::move(g_));
+}
+
+namespace {
+
+bool all_of_rules(const std::vector<Element>& seq, const std::vector<uint8_t>& ok) {
+    for (const Element& e : seq)
+        if (e.kind == Element::Kind::Rule && !ok[e.id]) return false;
+    return true;
+}
+
+bool has_bytes(const std::vector<Element>& seq) {
+    for (const Element& e : seq)
+        if (e.kind == Element::Kind::Bytes) return true;
+    return false;
+}
+
+// Rules for which `holds` becomes true by a fixpoint: a rule holds when one of its
+// productions passes `production_ok` given the rules that hold so far.
+template <typename F>
+std::vector<uint8_t> fixpoint(const std::vector<std::vector<std::vector<Element>>>& rules,
+                              F production_ok) {
+    std::vector<uint8_t> holds(rules.size(), 0);
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (size_t r = 0; r < rules.size(); ++r) {
+            if (holds[r]) continue;
+            for (const auto& seq : rules[r])
+                if (production_ok(seq, holds)) {
+                    holds[r] = 1;
+                    changed = true;
+                    break;
+                }
+        }
+    }
+    return holds;
+}
+
+}  // namespace
+
+// Drops productions that can never finish (they use a rule that matches nothing), so every
+// state the matcher reaches can still be completed: a constraint never leads the model into
+// a dead end. Then flattens the productions and works out which rules are nullable.
+void GrammarBuilder::finish() {
+    const auto productive =
+        fixpoint(rules_, [](const auto& seq, const auto& ok) { return all_of_rules(seq, ok); });
+    if (!productive[g_.root])
+        throw GrammarError(
+            fmt::format("rule '{}' matches nothing (empty language)", g_.names[g_.root]));
+    for (auto& productions : rules_)
+        std::erase_if(productions, [&](const auto& seq) { return !all_of_rules(seq, productive); });
+    g_.nullable = fixpoint(rules_, [](const auto& seq, const auto& ok) {
+        return !has_bytes(seq) && all_of_rules(seq, ok);
+    });
+    g_.productions.assign(rules_.size(), {});
+    for (size_t r = 0; r < rules_.size(); ++r) {
+        for (const auto& seq : rules_[r]) {
+            g_.productions[r].push_back(static_cast<uint32_t>(g_.elements.size()));
+            g_.elements.insert(g_.elements.end(), seq.begin(), seq.end());
+            g_.elements.push_back({Element::Kind::End, static_cast<uint32_t>(r)});
+        }
+    }
+    rules_.clear();
+}
+
+}  // namespace kite::grammar

@@ -1,0 +1,23 @@
+// JSON Schema (the draft 2020-12 keywords real schemas use, and the draft 4-7 spellings of
+// them) compiled to a grammar of the compact JSON texts the schema accepts. The promise is
+// one-sided: the grammar never accepts an instance the schema rejects. A keyword that cannot
+// be enforced exactly makes compilation fail with a GrammarError naming it; where an exact
+// grammar would be too large, a narrower one is used (objects list their properties in the
+// schema's order, numbers under bounds are written without exponent).
+#pragma once
+
+#include <memory>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "grammar/grammar.h"
+
+namespace kite::grammar {
+
+// Properties keep the schema's order, hence ordered_json.
+std::shared_ptr<const Grammar> compile_json_schema(const nlohmann::ordered_json& schema);
+
+// Any JSON object (JSON mode).
+std::shared_ptr<const Grammar> json_object_grammar();
+
+}  // namespace kite::grammar

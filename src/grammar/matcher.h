@@ -1,0 +1,82 @@
+// An incremental Earley recognizer over bytes for one Grammar: one item set per byte fed, so
+// any context-free grammar works (recursion, left recursion, nullable rules), and undoing
+// bytes or whole tokens is dropping the newest sets. Token boundaries are remembered so that
+// rejected speculative drafts can be rolled back.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "grammar/grammar.h"
+
+namespace kite::grammar {
+
+class TokenTrie;
+
+// Masks already computed for a grammar, by parse state: shared by the matchers of one grammar
+// and vocabulary (one cache per compiled constraint). Within a JSON string, or at the same
+// place of the same schema in another instance, the state repeats and the trie walk is
+// skipped.
+class MaskCache {
+  public:
+    const std::vector<uint64_t>* find(uint64_t state) const;
+    void put(uint64_t state, const std::vector<uint64_t>& mask);
+
+  private:
+    static constexpr size_t kMaxEntries = 2048;  // about 12 MB for a 49k vocabulary
+    std::unordered_map<uint64_t, std::vector<uint64_t>> masks_;
+};
+
+class Matcher {
+  public:
+    explicit Matcher(std::shared_ptr<const Grammar> grammar);
+
+    // Whether `bytes` could come next (the state is left as it was).
+    bool accepts(std::string_view bytes);
+    // Feeds one token's bytes; false (and nothing changes) when the grammar rejects them.
+    bool advance(std::string_view token_bytes);
+    // Whether the bytes fed so far form a complete sentence of the grammar.
+    bool can_stop() const;
+    // Undoes the last n accepted tokens (n at most tokens()).
+    void rollback(size_t n);
+    size_t tokens() const { return token_sets_.size(); }
+
+    // Sets bit t of `mask` (n_vocab bits, 64 per word) for every token t whose bytes could
+    // come next, and the stop tokens when the sentence may end here. Walks the vocabulary's
+    // trie, dropping a whole subtree as soon as its prefix is rejected.
+    // With a cache, a state seen before gets its mask without the walk.
+    void allowed_tokens(const TokenTrie& trie, std::vector<uint64_t>& mask,
+                        MaskCache* cache = nullptr);
+
+  private:
+    struct Item {
+        uint32_t pos;     // index into grammar elements: the element after the dot
+        uint32_t origin;  // the set where the item's production started
+    };
+
+    bool push_byte(uint8_t b);
+    void pop_set();
+    void close_set(uint32_t k);
+    void add(Item item);
+    void reset_dedup(size_t expected);
+    uint64_t state_hash();
+    void walk_trie(const TokenTrie& trie, std::vector<uint64_t>& mask);
+
+    std::shared_ptr<const Grammar> g_;
+    std::vector<Item> items_;
+    std::vector<uint32_t> set_start_;  // items of set k: [set_start_[k], set_start_[k+1])
+    std::vector<uint32_t> token_sets_;
+    // Per set: a hash of its items with origins replaced by their sets' hashes, so equal
+    // hashes mean equal parse states wherever they sit in the input (0: not computed yet).
+    std::vector<uint64_t> set_hash_;  // the number of sets before each accepted token
+    // Open-addressing set of the current set's items, cleared by bumping a generation.
+    std::vector<uint64_t> dedup_keys_;
+    std::vector<uint32_t> dedup_gen_;
+    uint32_t gen_ = 0;
+    size_t dedup_count_ = 0;
+};
+
+}  // namespace kite::grammar

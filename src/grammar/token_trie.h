@@ -1,0 +1,39 @@
+// The vocabulary as a byte trie, built once per tokenizer and shared by every matcher: nodes
+// in depth-first order, each with the byte on its edge, its depth and where its subtree ends,
+// so a mask walk can skip a rejected prefix's whole subtree in one step.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kite::grammar {
+
+class TokenTrie {
+  public:
+    // token_bytes[t]: the bytes token t stands for; empty for tokens a grammar never allows
+    // (control tokens). stop_tokens: allowed exactly when the grammar may stop.
+    TokenTrie(const std::vector<std::string>& token_bytes, std::vector<int32_t> stop_tokens);
+
+    struct Node {
+        uint8_t byte;
+        uint16_t depth;         // 1 for the first byte of a token
+        uint32_t subtree_end;   // the index after this node's last descendant
+        uint32_t tokens_begin;  // the tokens ending here: token_ids[tokens_begin, tokens_end)
+        uint32_t tokens_end;
+    };
+
+    const std::vector<Node>& nodes() const { return nodes_; }
+    const std::vector<int32_t>& token_ids() const { return token_ids_; }
+    const std::vector<int32_t>& stop_tokens() const { return stop_tokens_; }
+    size_t n_vocab() const { return n_vocab_; }
+    size_t mask_words() const { return (n_vocab_ + 63) / 64; }
+
+  private:
+    std::vector<Node> nodes_;
+    std::vector<int32_t> token_ids_;
+    std::vector<int32_t> stop_tokens_;
+    size_t n_vocab_ = 0;
+};
+
+}  // namespace kite::grammar

@@ -1,0 +1,34 @@
+#include "grammar/tokenizer_vocab.h"
+
+#include "tokenizer/tokenizer.h"
+
+namespace kite::grammar {
+
+namespace {
+
+std::vector<std::string> token_bytes_of(const Tokenizer& tok) {
+    std::vector<std::string> bytes(tok.n_vocab());
+    for (size_t t = 0; t < bytes.size(); ++t) {
+        const auto id = static_cast<int32_t>(t);
+        if (!tok.is_special(id)) bytes[t] = tok.token_text(id);
+    }
+    return bytes;
+}
+
+std::vector<int32_t> stop_tokens_of(const Tokenizer& tok) {
+    std::vector<int32_t> out;
+    for (size_t t = 0; t < tok.n_vocab(); ++t)
+        if (tok.is_end_of_generation(static_cast<int32_t>(t)))
+            out.push_back(static_cast<int32_t>(t));
+    return out;
+}
+
+}  // namespace
+
+TokenizerVocab tokenizer_vocab(const Tokenizer& tok) {
+    std::vector<std::string> bytes = token_bytes_of(tok);
+    TokenTrie trie(bytes, stop_tokens_of(tok));
+    return {std::move(bytes), std::move(trie)};
+}
+
+}  // namespace kite::grammar

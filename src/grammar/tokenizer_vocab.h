@@ -1,0 +1,25 @@
+// A tokenizer's vocabulary as the grammar layer sees it: the bytes each token stands for
+// (nothing for special tokens, which no grammar can spell) and the end-of-generation tokens,
+// which are allowed exactly when the grammar may stop.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "grammar/token_trie.h"
+
+namespace kite {
+class Tokenizer;
+}
+
+namespace kite::grammar {
+
+struct TokenizerVocab {
+    std::vector<std::string> bytes;
+    TokenTrie trie;
+};
+
+TokenizerVocab tokenizer_vocab(const Tokenizer& tok);
+
+}  // namespace kite::grammar

@@ -1,0 +1,134 @@
+// JSON Schema front end: instances checked against what the JSON Schema specification (and
+// Python's jsonschema, which labels the conformance data) says, and unsupported keywords
+// refused with their name.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "grammar/json_schema.h"
+#include "grammar/matcher.h"
+
+namespace kite::grammar {
+namespace {
+
+using nlohmann::ordered_json;
+
+bool accepts(const char* schema, const char* instance) {
+    Matcher m(compile_json_schema(ordered_json::parse(schema)));
+    return m.advance(instance) && m.can_stop();
+}
+
+std::string compile_error(const char* schema) {
+    try {
+        compile_json_schema(ordered_json::parse(schema));
+    } catch (const GrammarError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+TEST(GrammarJsonSchema, ObjectsWithRequiredAndOptionalProperties) {
+    const char* s = R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"}},
+                        "required":["b"],"additionalProperties":false})";
+    EXPECT_TRUE(accepts(s, R"({"b":"x"})"));
+    EXPECT_TRUE(accepts(s, R"({"a":-12,"b":""})"));
+    EXPECT_FALSE(accepts(s, R"({"a":1})"));
+    EXPECT_FALSE(accepts(s, R"({"b":"x","c":1})"));
+    EXPECT_FALSE(accepts(s, R"({"a":1.5,"b":"x"})"));
+    EXPECT_FALSE(accepts(s, R"({"b":"x",})"));
+}
+
+TEST(GrammarJsonSchema, AdditionalPropertiesNeverRedefineDeclaredOnes) {
+    const char* s =
+        R"({"properties":{"a":{"type":"integer"}},"additionalProperties":{"type":"string"}})";
+    EXPECT_TRUE(accepts(s, R"({"a":1,"ab":"x"})"));
+    EXPECT_TRUE(accepts(s, R"({"b":"y"})"));
+    EXPECT_FALSE(accepts(s, R"({"a":"x"})"));  // "a" must be an integer
+    EXPECT_FALSE(accepts(s, R"({"c":1})"));
+}
+
+TEST(GrammarJsonSchema, RecursiveRefs) {
+    const char* s = R"({"$defs":{"node":{"type":"object","properties":{"v":{"type":"integer"},
+                        "next":{"$ref":"#/$defs/node"}},"required":["v"],"additionalProperties":false}},
+                        "$ref":"#/$defs/node"})";
+    EXPECT_TRUE(accepts(s, R"({"v":1,"next":{"v":2,"next":{"v":3}}})"));
+    EXPECT_FALSE(accepts(s, R"({"v":1,"next":{"next":{"v":3}}})"));
+}
+
+TEST(GrammarJsonSchema, ArraysPrefixItemsAndCounts) {
+    const char* s = R"({"type":"array","prefixItems":[{"type":"string"}],"items":{"type":"boolean"},
+                        "minItems":2,"maxItems":3})";
+    EXPECT_TRUE(accepts(s, R"(["a",true])"));
+    EXPECT_TRUE(accepts(s, R"(["a",true,false])"));
+    EXPECT_FALSE(accepts(s, R"(["a"])"));
+    EXPECT_FALSE(accepts(s, R"(["a",true,false,true])"));
+    EXPECT_FALSE(accepts(s, R"([true,true])"));
+}
+
+TEST(GrammarJsonSchema, StringsLengthPatternFormat) {
+    EXPECT_TRUE(accepts(R"({"type":"string","minLength":2,"maxLength":3})", R"("é\"")"));
+    EXPECT_FALSE(accepts(R"({"type":"string","minLength":2,"maxLength":3})", R"("abcd")"));
+    EXPECT_TRUE(accepts(R"({"type":"string","pattern":"^[a-z]+-\\d+$"})", R"("abc-12")"));
+    EXPECT_FALSE(accepts(R"({"type":"string","pattern":"^[a-z]+-\\d+$"})", R"("abc-")"));
+    EXPECT_TRUE(accepts(R"({"type":"string","pattern":"b"})", R"("abc")"));
+    EXPECT_TRUE(accepts(R"({"type":"string","format":"date"})", R"("2024-02-28")"));
+    EXPECT_FALSE(accepts(R"({"type":"string","format":"date"})", R"("2024-13-01")"));
+    EXPECT_TRUE(accepts(R"({"type":"string","format":"uuid"})",
+                        R"("123e4567-e89b-12d3-a456-426614174000")"));
+    EXPECT_FALSE(accepts(R"({"type":"string","format":"ipv4"})", R"("256.1.1.1")"));
+}
+
+TEST(GrammarJsonSchema, IntegerAndNumberBounds) {
+    const char* s = R"({"type":"integer","minimum":-15,"exclusiveMaximum":120})";
+    for (const char* ok : {"-15", "-9", "0", "7", "99", "119"}) EXPECT_TRUE(accepts(s, ok)) << ok;
+    for (const char* bad : {"-16", "120", "1000", "-0", "05", "1.0e1"})
+        EXPECT_FALSE(accepts(s, bad)) << bad;
+    EXPECT_FALSE(accepts(R"({"type":"integer","maximum":1e20})", "100000000000000000000000"));
+    EXPECT_FALSE(accepts(R"({"type":"integer","minimum":-1e20})", "-100000000000000000000000"));
+    const char* n = R"({"type":"number","exclusiveMinimum":0,"maximum":1})";
+    for (const char* ok : {"0.5", "1", "1.0", "0.001"}) EXPECT_TRUE(accepts(n, ok)) << ok;
+    for (const char* bad : {"0", "0.0", "1.01", "-0.5", "2"}) EXPECT_FALSE(accepts(n, bad)) << bad;
+}
+
+TEST(GrammarJsonSchema, EnumConstAnyOfAllOf) {
+    EXPECT_TRUE(accepts(R"({"enum":["a",1,null,{"k":[1]}]})", R"({"k":[1]})"));
+    EXPECT_FALSE(accepts(R"({"type":"string","enum":["a",1]})", "1"));
+    EXPECT_TRUE(accepts(R"({"const":2,"enum":[1,2]})", "2"));
+    EXPECT_FALSE(accepts(R"({"const":2,"enum":[1,2]})", "1"));
+    EXPECT_NE(compile_error(R"({"const":2,"enum":[]})").find("empty"), std::string::npos);
+    EXPECT_TRUE(accepts(R"({"anyOf":[{"type":"string"},{"type":"integer"}]})", "3"));
+    EXPECT_FALSE(accepts(R"({"anyOf":[{"type":"string"},{"type":"integer"}]})", "true"));
+    const char* all = R"({"allOf":[{"properties":{"a":{"type":"integer"}}},{"required":["a"]}]})";
+    EXPECT_TRUE(accepts(all, R"({"a":1})"));
+    EXPECT_FALSE(accepts(all, R"({})"));
+    EXPECT_TRUE(accepts(R"({"oneOf":[{"type":"string"},{"type":"null"}]})", "null"));
+}
+
+TEST(GrammarJsonSchema, UnsupportedKeywordsAreNamed) {
+    EXPECT_NE(compile_error(R"({"type":"array","uniqueItems":true})").find("uniqueItems"),
+              std::string::npos);
+    EXPECT_NE(compile_error(R"({"patternProperties":{"a":{}}})").find("patternProperties"),
+              std::string::npos);
+    EXPECT_NE(compile_error(R"({"oneOf":[{"type":"string"},{"maxLength":3}]})").find("oneOf"),
+              std::string::npos);
+    EXPECT_NE(compile_error(R"({"$ref":"#/nowhere"})").find("$ref"), std::string::npos);
+    EXPECT_NE(compile_error(R"j({"type":"string","pattern":"(?=x)"})j").find("lookaround"),
+              std::string::npos);
+    EXPECT_NE(compile_error(R"({"type":"string","format":"hostname"})").find("hostname"),
+              std::string::npos);
+    EXPECT_NE(compile_error(R"({"type":"integer","minimum":5,"maximum":2})").find("empty"),
+              std::string::npos);
+    EXPECT_NE(compile_error(R"(3)").find("schema"), std::string::npos);
+}
+
+TEST(GrammarJsonSchema, JsonModeAcceptsAnyObject) {
+    Matcher m(json_object_grammar());
+    EXPECT_TRUE(m.advance(R"({"a":[1,{"b":null}],"c":"é\n"})") && m.can_stop());
+    Matcher n(json_object_grammar());
+    EXPECT_FALSE(n.advance("[1]"));
+}
+
+}  // namespace
+}  // namespace kite::grammar

@@ -1,0 +1,73 @@
+// Regex front end: full-match answers compared with PCRE2 (an independent engine, ASCII \d \w
+// as this compiler reads them), and unsupported constructs refused.
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "grammar/grammar.h"
+#include "grammar/matcher.h"
+#include "grammar/regex.h"
+
+namespace kite::grammar {
+namespace {
+
+bool grammar_full_match(const std::string& pattern, const std::string& text) {
+    GrammarBuilder b;
+    b.define("root", regex_to_expr(pattern, RegexMatch::Full));
+    Matcher m(b.build("root"));
+    return m.advance(text) && m.can_stop();
+}
+
+bool pcre2_full_match(const std::string& pattern, const std::string& text) {
+    int error = 0;
+    PCRE2_SIZE offset = 0;
+    pcre2_code* code = pcre2_compile(
+        reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+        PCRE2_UTF | PCRE2_ALT_BSUX | PCRE2_ANCHORED | PCRE2_ENDANCHORED, &error, &offset, nullptr);
+    EXPECT_NE(code, nullptr) << pattern;
+    pcre2_match_data* md = pcre2_match_data_create_from_pattern(code, nullptr);
+    const int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0, 0,
+                               md, nullptr);
+    pcre2_match_data_free(md);
+    pcre2_code_free(code);
+    return rc >= 0;
+}
+
+TEST(GrammarRegex, AgreesWithPcre2) {
+    const std::vector<std::string> patterns = {
+        "[a-z]+",          "a|bc|",   "(ab)*c?",       "\\d{3}-\\d{2,4}",
+        "[^0-9\\s]+",      "x{2,}",   "(?:a|b){1,3}$", "^[A-Z][a-z]*( [A-Z][a-z]*)*$",
+        "\\w+@\\w+\\.com", "[\\-.]+", "a.c",           "\\.\\*\\\\",
+        "[é-ü]+",          "colou?r", "\\x41\\u00e9",  "[]a]+"};
+    const std::vector<std::string> texts = {
+        "",     "a",  "abc",   "bc",          "ababc", "123-45",      "123-456789", "xx",   "xxxxx",
+        "x",    "ab", "aba",   "Hello World", "hello", "me@site.com", "-.-",        "a\nc", "axc",
+        ".*\\", "éü", "color", "colour",      "Aé",    "]a]",         "a{,3}",      "  ",   "a1"};
+    for (const std::string& p : patterns)
+        for (const std::string& t : texts)
+            EXPECT_EQ(grammar_full_match(p, t), pcre2_full_match(p, t)) << p << " on '" << t << "'";
+}
+
+TEST(GrammarRegex, SearchFindsTheMatchAnywhere) {
+    GrammarBuilder b;
+    b.define("root", regex_to_expr("ab+", RegexMatch::Search));
+    Matcher m(b.build("root"));
+    EXPECT_TRUE(m.advance("xxabbby") && m.can_stop());
+    GrammarBuilder c;
+    c.define("root", regex_to_expr("^ab$", RegexMatch::Search));
+    Matcher n(c.build("root"));
+    EXPECT_FALSE(n.advance("xab"));
+}
+
+TEST(GrammarRegex, UnsupportedConstructsAreErrors) {
+    for (const char* p : {"(?=a)", "(a)\\1", "\\bword", "\\p{L}", "a**+", "(a", "a)", "[a", "*a",
+                          "[z-a]", "a^b", "(?i)a", "a{,3}"})
+        EXPECT_THROW(regex_to_expr(p, RegexMatch::Full), GrammarError) << p;
+}
+
+}  // namespace
+}  // namespace kite::grammar
