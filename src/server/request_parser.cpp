@@ -258,7 +258,19 @@ ojson chat_tool_choice(const ojson& body) {
     bad_request("tool_choice", "'tool_choice' must be none, auto, required or a named function");
 }
 
+// Fields that ask for constrained output (llama.cpp's and vLLM's names). Until the grammar
+// matcher reaches the engine they are refused: a request that asks for a shape must never get
+// free text instead.
+constexpr const char* kConstraintFields[] = {"grammar",      "json_schema",    "guided_json",
+                                             "guided_regex", "guided_grammar", "guided_choice"};
+
 void reject_unsupported(const json& body, bool chat) {
+    for (const char* name : kConstraintFields)
+        if (const json* f = field(body, name); f && !f->is_null())
+            bad_request(name,
+                        "'{}' is not supported yet: output constraints are not enforced by "
+                        "this server",
+                        name);
     if (boolean(body, "echo", false)) bad_request("echo", "'echo' is not supported");
     if (field(body, "suffix")) bad_request("suffix", "'suffix' is not supported");
     if (!chat && field(body, "tools")) bad_request("tools", "tools need /v1/chat/completions");

@@ -1,5 +1,6 @@
 // kite serve's request parsing and response formatting, without HTTP: valid requests become
 // the right GenerationParams; bad ones become OpenAI-shaped errors naming the field.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "gguf/gguf_file.h"
@@ -145,6 +146,21 @@ TEST_F(ServerRequestTest, RejectsBadRequestsNamingTheField) {
     EXPECT_EQ(j["error"]["param"], "top_p");
     EXPECT_EQ(j["error"]["type"], "invalid_request_error");
     EXPECT_TRUE(j["error"]["code"].is_null());
+}
+
+// No field that constrains output is silently ignored while constraints are not enforced.
+TEST_F(ServerRequestTest, RefusesOutputConstraintsItCannotEnforce) {
+    EXPECT_EQ(error_of(R"({"prompt": "x", "grammar": "root ::= \"a\""})").param, "grammar");
+    EXPECT_EQ(error_of(R"({"prompt": "x", "json_schema": {"type": "object"}})").param,
+              "json_schema");
+    for (const char* name : {"guided_json", "guided_regex", "guided_grammar", "guided_choice"})
+        EXPECT_EQ(error_of(fmt::format(R"({{"prompt": "x", "{}": "a"}})", name)).param, name);
+    EXPECT_EQ(
+        error_of(R"({"messages": [{"role": "user", "content": "x"}], "grammar": "r"})", true).param,
+        "grammar");
+    // Null is as absent.
+    EXPECT_NO_THROW(
+        parse_completion_request(R"({"prompt": "x", "grammar": null})", false, model()));
 }
 
 TEST_F(ServerRequestTest, FormatsChunksAndResponses) {
