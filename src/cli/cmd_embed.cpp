@@ -62,7 +62,8 @@ void run_embed(const EmbedOptions& o) {
     LoadedModel m = load_model(o.model, true);
     const ModelConfig& c = m.model->config();
     if (!m.model->can_embed())
-        fail("'{}' is a generative model ({}); it cannot embed", o.model, c.architecture);
+        fail("'{}' is a generative model ({}); it cannot embed", m.model->file().name(),
+             c.architecture);
     const int64_t dims = o.dimensions.value_or(c.n_embd);
     if (dims < 1 || dims > c.n_embd)
         fail("--dimensions {} is out of range (1 to {})", dims, c.n_embd);

@@ -214,10 +214,11 @@ GenerationParams SamplingOptions::resolve() const {
 
 LoadedModel load_model(const std::string& model_flag, bool encoder_ok) {
     LoadedModel m;
-    m.model = Model::load(resolve_model_path(model_flag));
+    const std::string path = resolve_model_path(model_flag);
+    m.model = Model::load(path);
     if (m.model->can_embed() && !encoder_ok)
-        fail("'{}' is an embedding model ({}); it cannot generate text (use kite embed)",
-             model_flag, m.model->config().architecture);
+        fail("'{}' is an embedding model ({}); it cannot generate text (use kite embed)", path,
+             m.model->config().architecture);
     m.tokenizer = Tokenizer::from_gguf(m.model->file());
     return m;
 }
