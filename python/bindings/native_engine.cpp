@@ -27,6 +27,7 @@ constexpr std::pair<FinishReason, const char*> kFinishNames[] = {
     {FinishReason::MaxTokens, "length"},
     {FinishReason::ContextFull, "length"},
     {FinishReason::NonFinite, "error"},
+    {FinishReason::NoAllowedToken, "error"},
 };
 
 const char* finish_name(FinishReason reason) {

@@ -70,6 +70,7 @@ ChatTemplate ChatTemplate::from_source(std::string_view source, std::string bos_
     t.bos_token_ = std::move(bos_token);
     t.eos_token_ = std::move(eos_token);
     t.origin_ = std::move(origin);
+    t.source_ = builtin.empty() ? source : builtin;
     return t;
 }
 

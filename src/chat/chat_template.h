@@ -46,6 +46,8 @@ class ChatTemplate {
     // Where the template came from: "the model's", "built-in chatml", a file name.
     const std::string& origin() const { return origin_; }
     bool fallback() const { return fallback_; }
+    // The Jinja text (a built-in's own text for a built-in).
+    const std::string& source() const { return source_; }
 
     // The prompt text for `messages`; with add_generation_prompt it ends where the
     // assistant's reply begins. Throws kite::Error when the template raises.
@@ -62,6 +64,7 @@ class ChatTemplate {
     std::shared_ptr<const tmpl::Template> template_;
     std::string bos_token_, eos_token_;
     std::string origin_;
+    std::string source_;
     bool fallback_ = false;
 };
 

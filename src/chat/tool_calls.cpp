@@ -242,4 +242,13 @@ ParsedReply ToolCallStream::finish() {
     return reply;
 }
 
+ToolCallFrame tool_call_frame(std::string_view template_source) {
+    const auto has = [&](std::string_view what) {
+        return template_source.find(what) != std::string_view::npos;
+    };
+    if (has("<tool_call>")) return {"<tool_call>\n", "\n</tool_call>", "arguments"};
+    if (has("[TOOL_CALLS]")) return {"[TOOL_CALLS][", "]", "arguments"};
+    return {"", "", has("parameters") ? "parameters" : "arguments"};
+}
+
 }  // namespace kite::server

@@ -32,6 +32,17 @@ struct ParsedReply {
 
 ParsedReply parse_tool_calls(std::string_view text);
 
+// How a template's model writes one call, for forcing one (tool_choice "required" or a named
+// tool): the call is `before` + {"name": ..., <arguments_key>: {...}} + `after`.
+struct ToolCallFrame {
+    std::string before;
+    std::string after;
+    std::string arguments_key;
+};
+// Read off the template's text: Hermes/Qwen tags, Mistral's [TOOL_CALLS], else the bare JSON
+// object of Llama 3.x (its "parameters" when the template names them).
+ToolCallFrame tool_call_frame(std::string_view template_source);
+
 // OpenAI's message.tool_calls (stream: with an index per call, as deltas carry them).
 nlohmann::json tool_calls_json(const std::vector<ToolCall>& calls, bool with_index);
 

@@ -11,6 +11,7 @@
 
 #include "cli/chat_template_option.h"
 #include "cli/commands.h"
+#include "cli/constraint_option.h"
 #include "cli/engine_options.h"
 #include "engine/chat_session.h"
 
@@ -22,6 +23,7 @@ struct ChatOptions {
     EngineOptions engine;
     SpeculationOptions spec;
     SamplingOptions sampling;
+    ConstraintOptions constraint;
     std::string system;
     std::string chat_template;
 };
@@ -37,6 +39,7 @@ void chat(const ChatOptions& o) {
     Engine engine(*m.model, *m.tokenizer, config);
     ChatSession session(engine, *m.tokenizer, tmpl, o.system);
     GenerationParams params = o.sampling.resolve();
+    params.constraint = o.constraint.compile(*m.tokenizer);
     params.kv_window =
         o.engine.kv_window ? o.engine.window() : engine.widest_window(EngineOptions::kDefaultSinks);
     o.engine.check_window(engine, params.kv_window);
@@ -86,6 +89,7 @@ void add_chat_command(CLI::App& app) {
     o->engine.add_to(*cmd);
     o->spec.add_to(*cmd);
     o->sampling.add_to(*cmd, 512);
+    o->constraint.add_to(*cmd);
     add_chat_template_option(*cmd, o->chat_template);
     cmd->add_option("-s,--system", o->system,
                     "System message (default: the template's own, if any)");

@@ -10,6 +10,7 @@
 #include "chat/chat_template.h"
 #include "cli/chat_template_option.h"
 #include "cli/commands.h"
+#include "cli/constraint_option.h"
 #include "cli/engine_options.h"
 #include "core/error.h"
 
@@ -21,6 +22,7 @@ struct RunOptions {
     EngineOptions engine;
     SpeculationOptions spec;
     SamplingOptions sampling;
+    ConstraintOptions constraint;
     std::string prompt;
     std::string prompt_file;
     bool no_special = false;
@@ -43,6 +45,7 @@ void run(const RunOptions& o) {
     GenerationParams params = o.sampling.resolve();
     params.kv_window = o.engine.window();
     LoadedModel m = load_model(o.engine.model);
+    params.constraint = o.constraint.compile(*m.tokenizer);
     // --chat sends the prompt as one user message through the model's chat template.
     std::vector<int32_t> tokens;
     if (o.chat) {
@@ -79,8 +82,7 @@ void run(const RunOptions& o) {
             finish = ev.finish;
         }
     }
-    if (finish == FinishReason::NonFinite)
-        fail("generation stopped: the model produced non-finite logits (NaN or infinity)");
+    if (is_error(finish)) fail("generation stopped: {}", finish_reason_name(finish));
     const Engine::Stats& s = engine.stats();
     const int64_t decoded = s.generated_tokens - 1;  // the first token comes from the prefill
     const std::string speculation =
@@ -107,6 +109,7 @@ void add_run_command(CLI::App& app) {
     o->engine.add_to(*cmd);
     o->spec.add_to(*cmd);
     o->sampling.add_to(*cmd, 128);
+    o->constraint.add_to(*cmd);
     auto* p = cmd->add_option("-p,--prompt", o->prompt, "The prompt");
     auto* f = cmd->add_option("-f,--file", o->prompt_file, "Read the prompt from a file");
     p->excludes(f);

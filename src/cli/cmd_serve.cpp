@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/engine_options.h"
 #include "core/error.h"
+#include "grammar/constraint.h"
 #include "server/api_keys.h"
 #include "server/cors.h"
 #include "server/engine_worker.h"
@@ -118,6 +119,10 @@ void serve(const ServeOptions& o) {
         served.embedding_size = engine.embedding_size();
         served.context_length = m.model->config().n_ctx_train;
     }
+    // The vocabulary as bytes and its trie, built once for every constrained request.
+    grammar::ConstraintCache constraints(
+        std::make_shared<const grammar::TokenizerVocab>(grammar::tokenizer_vocab(*m.tokenizer)));
+    if (!engine.can_embed()) served.constraints = &constraints;
 
     server::Metrics metrics;
     server::EngineWorker worker(engine, metrics);

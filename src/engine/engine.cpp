@@ -9,23 +9,32 @@
 #include "engine/draft_length.h"
 #include "engine/memory_plan.h"
 #include "engine/sink_refresh.h"
+#include "engine/token_constraint.h"
 #include "model/key_calibration_run.h"
 #include "sampling/speculative_acceptance.h"
 
 namespace kite {
 
-// A sequence with what only the engine needs: its sampler, its text stream, its stops and
-// how much it drafts.
+// A sequence with what only the engine needs: its sampler, its output constraint, its text
+// stream, its stops and how much it drafts.
 struct Engine::Active {
     Active(const Tokenizer& tokenizer, const GenerationParams& p, int32_t n_vocab,
            const SpeculationConfig& spec)
         : params(p),
           sampler(p.sampling, n_vocab),
           decoder(tokenizer, false),
-          draft_length(spec.draft_max, spec.adaptive_length) {}
+          draft_length(spec.draft_max, spec.adaptive_length) {
+        start_turn();
+    }
+    // A new turn starts its constraint from the beginning (null: unconstrained).
+    void start_turn() {
+        constraint.reset();
+        if (params.constraint) constraint = std::make_unique<TokenConstraint>(params.constraint);
+    }
     Sequence seq;
     GenerationParams params;
     Sampler sampler;
+    std::unique_ptr<TokenConstraint> constraint;
     StreamingDecoder decoder;
     std::string held;  // decoded text not yet emitted: it may be the start of a stop string
     DraftLength draft_length;
@@ -86,6 +95,14 @@ static void check_params(const GenerationParams& p, int32_t n_vocab) {
         fail("the number of tokens to generate must be positive, got {}", p.max_tokens);
     for (const std::string& s : p.stop)
         if (s.empty()) fail("a stop string must not be empty");
+}
+
+void Engine::check_constraint(const GenerationParams& p) const {
+    if (p.constraint && p.constraint->vocab->bytes.size() != tokenizer_.n_vocab())
+        fail(
+            "the output constraint was compiled for a vocabulary of {} tokens, not this "
+            "model's {}",
+            p.constraint->vocab->bytes.size(), tokenizer_.n_vocab());
 }
 
 static void check_tokens(const std::vector<int32_t>& tokens, int32_t n_vocab) {
@@ -156,6 +173,7 @@ void Engine::validate(const std::vector<int32_t>& prompt, const GenerationParams
              prompt.size(), context_length_);
     check_tokens(prompt, n_vocab);
     check_params(params, n_vocab);
+    check_constraint(params);
     check_capacity(static_cast<int64_t>(prompt.size()), params.max_tokens,
                    most_cached(static_cast<int64_t>(prompt.size()), params), kv_capacity_tokens());
 }
@@ -196,6 +214,7 @@ void Engine::extend(int64_t seq_id, const std::vector<int32_t>& tokens,
     const auto n_vocab = static_cast<int32_t>(model_.config().n_vocab);
     check_tokens(tokens, n_vocab);
     check_params(params, n_vocab);
+    check_constraint(params);
     check_window(params.kv_window);
     if (a.seq.window_state.evicted > 0 && params.kv_window != a.seq.window)
         fail("sequence {} has evicted tokens: its KV window cannot change", seq_id);
@@ -211,6 +230,7 @@ void Engine::extend(int64_t seq_id, const std::vector<int32_t>& tokens,
     a.seq.finish = FinishReason::None;
     a.params = params;
     a.sampler = Sampler(params.sampling, n_vocab);
+    a.start_turn();
     a.decoder.reset();
     a.held.clear();
     reserve_turn(a.seq, params.max_tokens, context_length_, config_.block_size);
@@ -363,9 +383,13 @@ int64_t Engine::sample_tokens(Active& a, const ScheduledChunk& c, const float* r
     int64_t accepted = 0;
     for (int64_t i = 0; i <= c.n_draft; ++i) {
         std::span<float> row(const_cast<float*>(rows) + i * n_vocab, n_vocab);
-        if (!all_finite(row)) {
-            // Sampling from NaN would pick an arbitrary token: stop this sequence with an error.
+        // Sampling from NaN would pick an arbitrary token, and a constraint that allows
+        // nothing leaves nothing to pick: either stops this sequence with an error.
+        if (!all_finite(row))
             s.finish = FinishReason::NonFinite;
+        else if (a.constraint && !a.constraint->mask_logits(row, a.params.sampling.logit_bias))
+            s.finish = FinishReason::NoAllowedToken;
+        if (s.finished()) {
             TokenEvent& ev = events_.emplace_back();
             ev.seq_id = s.id;
             ev.finish = s.finish;
@@ -375,6 +399,7 @@ int64_t Engine::sample_tokens(Active& a, const ScheduledChunk& c, const float* r
         const DraftVerdict v = i < c.n_draft
                                    ? verify_draft_token(a.sampler, row, s.tokens, s.draft[i])
                                    : DraftVerdict{a.sampler.sample(row, s.tokens), false};
+        if (a.constraint) a.constraint->accept(v.token);
         emit(a, v.token, row);
         if (!v.accepted) break;
         accepted++;
@@ -408,7 +433,7 @@ void Engine::after_forward(const float* logits) {
         // A finished sequence leaves the running set; its blocks go back unless kept.
         // A sequence stopped by non-finite logits keeps nothing: its cache may hold the cause.
         if (s.finished()) {
-            const bool keep = s.finish != FinishReason::NonFinite && active(s.id).params.keep_cache;
+            const bool keep = !is_error(s.finish) && active(s.id).params.keep_cache;
             scheduler_->finish(s, keep);
             if (!keep && drafter_) drafter_->release(s.id);
         }

@@ -140,6 +140,7 @@ class Engine {
   private:
     struct Active;
     Active& active(int64_t seq_id) const;
+    void check_constraint(const GenerationParams& params) const;
     void propose_drafts();
     void build_batch();
     void after_forward(const float* logits);

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "grammar/constraint.h"
 #include "kv/kv_window.h"
 #include "sampling/sampling_params.h"
 
@@ -24,6 +26,10 @@ struct GenerationParams {
     // Log-probabilities in each TokenEvent: -1 none, 0 the sampled token's, k > 0 also the
     // k most likely tokens'. Taken after bias and penalties, before truncation/temperature.
     int32_t logprobs = -1;
+    // Structured output (grammar/constraint.h): each token is sampled only among those the
+    // constraint allows next, after bias and penalties, so samplers and logprobs see the
+    // constrained distribution. Null: unconstrained.
+    std::shared_ptr<const grammar::Constraint> constraint;
 };
 
 }  // namespace kite

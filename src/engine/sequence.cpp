@@ -15,7 +15,9 @@ const char* finish_reason_name(FinishReason reason) {
         case FinishReason::ContextFull:
             return "context full";
         case FinishReason::NonFinite:
-            return "error: the model produced non-finite logits";
+            return "the model produced non-finite logits";
+        case FinishReason::NoAllowedToken:
+            return "the output constraint allows no next token";
     }
     return "?";
 }

@@ -11,15 +11,20 @@
 namespace kite {
 
 enum class FinishReason {
-    None,         // still running
-    EndOfText,    // the model produced an end-of-generation token
-    StopString,   // the text reached one of the request's stop strings
-    MaxTokens,    // generated the requested number of tokens
-    ContextFull,  // no room left in the context window
-    NonFinite,    // the logits held NaN or infinity (no token sampled): an error, not an end
+    None,            // still running
+    EndOfText,       // the model produced an end-of-generation token
+    StopString,      // the text reached one of the request's stop strings
+    MaxTokens,       // generated the requested number of tokens
+    ContextFull,     // no room left in the context window
+    NonFinite,       // the logits held NaN or infinity (no token sampled): an error, not an end
+    NoAllowedToken,  // the output constraint allows no token here (a dead end): an error
 };
 
 const char* finish_reason_name(FinishReason reason);
+// Whether the sequence ended in an error rather than an end (its output is cut short).
+inline bool is_error(FinishReason reason) {
+    return reason == FinishReason::NonFinite || reason == FinishReason::NoAllowedToken;
+}
 
 struct Sequence {
     int64_t id = 0;

@@ -99,8 +99,9 @@ class SchemaCompiler {
   public:
     explicit SchemaCompiler(const json& root) : root_(root) { define_json_rules(b_); }
 
-    std::shared_ptr<const Grammar> compile() {
-        b_.define("root", schema_expr(root_, 0));
+    std::shared_ptr<const Grammar> compile(std::string_view before, std::string_view after) {
+        b_.define("root",
+                  seq({lit(std::string(before)), schema_expr(root_, 0), lit(std::string(after))}));
         return b_.build("root");
     }
 
@@ -602,8 +603,9 @@ Expr SchemaCompiler::array_expr(const json& s, int depth) {
     return seq({lit("["), from(0), lit("]")});
 }
 
-std::shared_ptr<const Grammar> compile_json_schema(const json& schema) {
-    return SchemaCompiler(schema).compile();
+std::shared_ptr<const Grammar> compile_json_schema(const json& schema, std::string_view before,
+                                                   std::string_view after) {
+    return SchemaCompiler(schema).compile(before, after);
 }
 
 std::shared_ptr<const Grammar> json_object_grammar() {

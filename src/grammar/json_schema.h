@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -14,8 +15,11 @@
 
 namespace kite::grammar {
 
-// Properties keep the schema's order, hence ordered_json.
-std::shared_ptr<const Grammar> compile_json_schema(const nlohmann::ordered_json& schema);
+// Properties keep the schema's order, hence ordered_json. `before` and `after` are literal
+// text around the JSON (a tool call's tags).
+std::shared_ptr<const Grammar> compile_json_schema(const nlohmann::ordered_json& schema,
+                                                   std::string_view before = {},
+                                                   std::string_view after = {});
 
 // Any JSON object (JSON mode).
 std::shared_ptr<const Grammar> json_object_grammar();

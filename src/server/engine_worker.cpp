@@ -134,6 +134,14 @@ void EngineWorker::dispatch(const std::vector<TokenEvent>& events) {
                                  "", "server_error"));
             continue;
         }
+        if (ev.finish == FinishReason::NoAllowedToken) {
+            end_request(info.request,
+                        ApiError(400,
+                                 "the output constraint allows no next token here (a dead end "
+                                 "of the grammar, or logit_bias bans every allowed token); "
+                                 "generation stopped"));
+            continue;
+        }
         Live& live = live_.at(info.request);
         if (!live.first_token_seen) {
             live.first_token_seen = true;

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "server/api_error.h"
+#include "server/output_constraint.h"
 
 namespace kite::server {
 
@@ -258,28 +259,14 @@ ojson chat_tool_choice(const ojson& body) {
     bad_request("tool_choice", "'tool_choice' must be none, auto, required or a named function");
 }
 
-// Fields that ask for constrained output (llama.cpp's and vLLM's names). Until the grammar
-// matcher reaches the engine they are refused: a request that asks for a shape must never get
-// free text instead.
-constexpr const char* kConstraintFields[] = {"grammar",      "json_schema",    "guided_json",
-                                             "guided_regex", "guided_grammar", "guided_choice"};
-
 void reject_unsupported(const json& body, bool chat) {
-    for (const char* name : kConstraintFields)
-        if (const json* f = field(body, name); f && !f->is_null())
-            bad_request(name,
-                        "'{}' is not supported yet: output constraints are not enforced by "
-                        "this server",
-                        name);
+    // vLLM's: JSON with other whitespace than ours would be a different language.
+    if (field(body, "guided_whitespace_pattern"))
+        bad_request("guided_whitespace_pattern", "'guided_whitespace_pattern' is not supported");
     if (boolean(body, "echo", false)) bad_request("echo", "'echo' is not supported");
     if (field(body, "suffix")) bad_request("suffix", "'suffix' is not supported");
     if (!chat && field(body, "tools")) bad_request("tools", "tools need /v1/chat/completions");
     if (field(body, "functions")) bad_request("functions", "functions are not supported");
-    if (const json* rf = field(body, "response_format")) {
-        const json* type = rf->is_object() ? field(*rf, "type") : nullptr;
-        if (!type || *type != "text")
-            bad_request("response_format", "only response_format {{\"type\": \"text\"}}");
-    }
 }
 
 }  // namespace
@@ -378,6 +365,8 @@ CompletionRequest parse_completion_request(std::string_view body_text, bool chat
         r.logprobs = static_cast<int32_t>(integer(body, "logprobs", 0, kMaxTopLogprobs, -1));
         r.prompts = completion_prompts(body, *model.tokenizer);
     }
+    // Parsed again keeping key order: a schema's properties are written in its order.
+    p.constraint = output_constraint(ojson::parse(body_text), model);
     p.logprobs = r.logprobs;
     if (r.prompts.size() * static_cast<size_t>(r.n) > kMaxChoices)
         bad_request("n", "at most {} choices per request (prompts times n)", kMaxChoices);

@@ -12,6 +12,7 @@
 
 #include "chat/chat_template.h"
 #include "engine/generation_params.h"
+#include "grammar/constraint.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kite::server {
@@ -27,6 +28,9 @@ struct ServedModel {
     KvWindow kv_window;
     // An embedding model's vector size (n_embd); 0: the model generates and cannot embed.
     int64_t embedding_size = 0;
+    // Compiles output constraints (response_format, grammar, guided_*, forced tool calls);
+    // null: the server refuses them.
+    grammar::ConstraintCache* constraints = nullptr;
 };
 
 struct CompletionRequest {

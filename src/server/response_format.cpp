@@ -21,6 +21,7 @@ json finish_reason_json(FinishReason reason) {
         case FinishReason::ContextFull:
             return "length";
         case FinishReason::NonFinite:  // the worker ends such a request with an error instead
+        case FinishReason::NoAllowedToken:
             return nullptr;
     }
     return nullptr;

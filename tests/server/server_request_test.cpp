@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "gguf/gguf_file.h"
+#include "grammar/constraint.h"
+#include "grammar/tokenizer_vocab.h"
 #include "server/api_error.h"
 #include "server/request_parser.h"
 #include "server/response_format.h"
@@ -148,19 +150,110 @@ TEST_F(ServerRequestTest, RejectsBadRequestsNamingTheField) {
     EXPECT_TRUE(j["error"]["code"].is_null());
 }
 
-// No field that constrains output is silently ignored while constraints are not enforced.
-TEST_F(ServerRequestTest, RefusesOutputConstraintsItCannotEnforce) {
+// A server without a constraint compiler refuses every field that constrains output: none is
+// ever silently ignored.
+TEST_F(ServerRequestTest, RefusesOutputConstraintsWithoutACompiler) {
     EXPECT_EQ(error_of(R"({"prompt": "x", "grammar": "root ::= \"a\""})").param, "grammar");
     EXPECT_EQ(error_of(R"({"prompt": "x", "json_schema": {"type": "object"}})").param,
               "json_schema");
-    for (const char* name : {"guided_json", "guided_regex", "guided_grammar", "guided_choice"})
+    for (const char* name : {"guided_regex", "guided_grammar"})
         EXPECT_EQ(error_of(fmt::format(R"({{"prompt": "x", "{}": "a"}})", name)).param, name);
+    EXPECT_EQ(error_of(R"({"prompt": "x", "guided_choice": ["a"]})").param, "guided_choice");
+    EXPECT_EQ(error_of(R"({"prompt": "x", "response_format": {"type": "json_object"}})").param,
+              "response_format");
+    // Null, a "text" format and llama.cpp's empty grammar ask for nothing.
+    for (const char* body :
+         {R"({"prompt": "x", "grammar": null})", R"({"prompt": "x", "grammar": ""})",
+          R"({"prompt": "x", "response_format": {"type": "text"}})"})
+        EXPECT_EQ(parse_completion_request(body, false, model()).params.constraint, nullptr)
+            << body;
+}
+
+TEST_F(ServerRequestTest, CompilesEveryConstraintFieldOnceThroughTheCache) {
+    grammar::ConstraintCache cache(
+        std::make_shared<const grammar::TokenizerVocab>(grammar::tokenizer_vocab(*tokenizer_)));
+    ServedModel m = model();
+    m.constraints = &cache;
+    for (const char* body : {
+             R"({"prompt": "x", "response_format": {"type": "json_object"}})",
+             R"({"prompt": "x", "response_format": {"type": "json_schema", "json_schema":
+                 {"name": "n", "schema": {"type": "object"}, "strict": true}}})",
+             R"({"prompt": "x", "grammar": "root ::= \"a\" [0-9]+"})",
+             R"({"prompt": "x", "json_schema": {"type": "integer"}})",
+             R"({"prompt": "x", "guided_json": "{\"type\": \"string\"}"})",
+             R"({"prompt": "x", "guided_regex": "[a-z]+"})",
+             R"({"prompt": "x", "guided_grammar": "root ::= \"b\""})",
+             R"({"prompt": "x", "guided_choice": ["yes", "no"]})",
+         }) {
+        EXPECT_NE(parse_completion_request(body, false, m).params.constraint, nullptr) << body;
+    }
+    EXPECT_EQ(cache.size(), 8u);
+    // The same schema again is the same compiled constraint.
+    const char* again = R"({"prompt": "y", "json_schema": {"type": "integer"}})";
+    EXPECT_EQ(parse_completion_request(again, false, m).params.constraint,
+              parse_completion_request(again, false, m).params.constraint);
+    EXPECT_EQ(cache.size(), 8u);
+}
+
+TEST_F(ServerRequestTest, ConstraintsThatCannotBeEnforcedNameTheirField) {
+    grammar::ConstraintCache cache(
+        std::make_shared<const grammar::TokenizerVocab>(grammar::tokenizer_vocab(*tokenizer_)));
+    ServedModel m = model();
+    m.constraints = &cache;
+    const auto param_of = [&](const std::string& body, bool chat = false) {
+        try {
+            parse_completion_request(body, chat, m);
+        } catch (const ApiError& e) {
+            EXPECT_EQ(e.status, 400) << body;
+            return e.param;
+        }
+        ADD_FAILURE() << "accepted: " << body;
+        return std::string();
+    };
+    EXPECT_EQ(param_of(R"({"prompt": "x", "json_schema": "not a schema"})"), "json_schema");
+    EXPECT_EQ(param_of(R"({"prompt": "x", "guided_json": "{oops"})"), "guided_json");
+    EXPECT_EQ(param_of(R"({"prompt": "x", "guided_regex": "(a"})"), "guided_regex");
+    EXPECT_EQ(param_of(R"({"prompt": "x", "grammar": "root ::= undefined"})"), "grammar");
+    EXPECT_EQ(param_of(R"({"prompt": "x", "guided_choice": []})"), "guided_choice");
+    EXPECT_EQ(param_of(R"({"prompt": "x", "guided_choice": [1]})"), "guided_choice");
+    EXPECT_EQ(param_of(R"({"prompt": "x", "response_format": {"type": "yaml"}})"),
+              "response_format");
+    EXPECT_EQ(param_of(R"({"prompt": "x", "response_format": {"type": "json_schema"}})"),
+              "response_format");
     EXPECT_EQ(
-        error_of(R"({"messages": [{"role": "user", "content": "x"}], "grammar": "r"})", true).param,
-        "grammar");
-    // Null is as absent.
-    EXPECT_NO_THROW(
-        parse_completion_request(R"({"prompt": "x", "grammar": null})", false, model()));
+        param_of(R"j({"prompt": "x", "json_schema": {"type": "string", "pattern": "(?=a)"}})j"),
+        "json_schema");
+    // Two constraints at once are ambiguous.
+    EXPECT_EQ(param_of(R"({"prompt": "x", "guided_regex": "a", "guided_choice": ["a"]})"),
+              "guided_choice");
+    EXPECT_EQ(param_of(R"({"prompt": "x", "guided_whitespace_pattern": " "})"),
+              "guided_whitespace_pattern");
+    // A named tool that is not offered.
+    EXPECT_EQ(param_of(R"({"messages": [{"role": "user", "content": "x"}],
+                  "tools": [{"type": "function", "function": {"name": "f"}}],
+                  "tool_choice": {"type": "function", "function": {"name": "g"}}})",
+                       true),
+              "tool_choice");
+}
+
+TEST_F(ServerRequestTest, ForcedToolCallsAreConstrained) {
+    grammar::ConstraintCache cache(
+        std::make_shared<const grammar::TokenizerVocab>(grammar::tokenizer_vocab(*tokenizer_)));
+    ServedModel m = model();
+    m.constraints = &cache;
+    const std::string tools = R"("tools": [{"type": "function", "function": {"name": "f",
+        "parameters": {"type": "object", "properties": {"x": {"type": "integer"}}}}}])";
+    const auto constraint_for = [&](const std::string& choice) {
+        return parse_completion_request(
+                   R"({"messages": [{"role": "user", "content": "x"}], )" + tools + choice + "}",
+                   true, m)
+            .params.constraint;
+    };
+    EXPECT_EQ(constraint_for(""), nullptr);
+    EXPECT_EQ(constraint_for(R"(, "tool_choice": "auto")"), nullptr);
+    EXPECT_NE(constraint_for(R"(, "tool_choice": "required")"), nullptr);
+    EXPECT_NE(constraint_for(R"(, "tool_choice": {"type": "function", "function": {"name": "f"}})"),
+              nullptr);
 }
 
 TEST_F(ServerRequestTest, FormatsChunksAndResponses) {

@@ -1,0 +1,68 @@
+#include "cli/constraint_option.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace kite::cli {
+
+namespace {
+
+std::string read_flag_file(const std::string& path, const char* flag) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail("{}: cannot read '{}'", flag, path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+}  // namespace
+
+void ConstraintOptions::add_to(CLI::App& cmd) {
+    auto* schema = cmd.add_option("--json-schema", json_schema_file,
+                                  "Output only JSON that this JSON Schema file accepts");
+    auto* json_flag = cmd.add_flag("--json", json, "Output only a JSON object");
+    auto* grammar = cmd.add_option("--grammar", grammar_file,
+                                   "Output only text this GBNF grammar file (llama.cpp's) accepts");
+    auto* re = cmd.add_option("--regex", regex, "Output only text this regular expression matches");
+    schema->excludes(json_flag)->excludes(grammar)->excludes(re);
+    json_flag->excludes(grammar)->excludes(re);
+    grammar->excludes(re);
+}
+
+std::shared_ptr<const grammar::Constraint> ConstraintOptions::compile(
+    const Tokenizer& tokenizer) const {
+    using grammar::ConstraintKind;
+    grammar::ConstraintSpec spec;
+    const char* flag = nullptr;
+    if (!json_schema_file.empty()) {
+        spec.kind = ConstraintKind::JsonSchema;
+        spec.text = read_flag_file(json_schema_file, "--json-schema");
+        flag = "--json-schema";
+    } else if (json) {
+        spec.kind = ConstraintKind::JsonObject;
+        flag = "--json";
+    } else if (!grammar_file.empty()) {
+        spec.kind = ConstraintKind::Gbnf;
+        spec.text = read_flag_file(grammar_file, "--grammar");
+        flag = "--grammar";
+    } else if (!regex.empty()) {
+        spec.kind = ConstraintKind::Regex;
+        spec.text = regex;
+        flag = "--regex";
+    } else {
+        return nullptr;
+    }
+    auto constraint = std::make_shared<grammar::Constraint>();
+    try {
+        constraint->grammar = grammar::compile_constraint(spec);
+    } catch (const Error& e) {
+        fail("{}: {}", flag, e.what());
+    }
+    constraint->vocab =
+        std::make_shared<const grammar::TokenizerVocab>(grammar::tokenizer_vocab(tokenizer));
+    return constraint;
+}
+
+}  // namespace kite::cli

@@ -1,0 +1,42 @@
+// One sequence's side of structured output: where it stands in its constraint's grammar, and
+// the logits masked to the tokens allowed next.
+//
+// The matcher advances only on tokens the sequence emits. A draft token is verified on a row
+// masked for the state after the drafts before it, and a rejected draft never reaches the
+// matcher, so speculation needs no rollback here and stays lossless: a token outside the
+// mask has probability zero and is never accepted.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "grammar/constraint.h"
+#include "grammar/matcher.h"
+
+namespace kite {
+
+class TokenConstraint {
+  public:
+    explicit TokenConstraint(std::shared_ptr<const grammar::Constraint> constraint);
+
+    // Sets every logit the constraint does not allow next to -inf (tokens past the
+    // tokenizer's vocabulary too). False when nothing is left to sample: no token is
+    // allowed, or the logit bias bans (-inf) every allowed one.
+    bool mask_logits(std::span<float> logits, const std::map<int32_t, float>& logit_bias);
+    // Moves past an emitted token (one mask_logits allowed).
+    void accept(int32_t token);
+
+  private:
+    bool allowed(int32_t token) const {
+        return (mask_[static_cast<size_t>(token) >> 6] >> (token & 63)) & 1;
+    }
+
+    std::shared_ptr<const grammar::Constraint> constraint_;
+    grammar::Matcher matcher_;
+    std::vector<uint64_t> mask_;
+};
+
+}  // namespace kite

@@ -1,0 +1,28 @@
+// The request fields that constrain output, under every name clients use for them:
+//   OpenAI     response_format {"type": "json_object"} or {"type": "json_schema",
+//              "json_schema": {"name", "schema", "strict"}}; tool_choice "required" or a
+//              named function (the call is forced, in the model's own tool-call format)
+//   llama.cpp  grammar (GBNF), json_schema
+//   vLLM       guided_json, guided_regex, guided_grammar (GBNF), guided_choice
+// At most one may be given. Each compiles through the server's ConstraintCache (a schema
+// seen before is not compiled again); what cannot be compiled is a 400 naming the field.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "chat/chat_template.h"
+#include "grammar/constraint.h"
+
+namespace kite::server {
+
+struct ServedModel;
+
+// The constraint a request asks for, or null. `tool_choice` and `tools` as the chat request
+// gave them (null when absent); `chat_template` is needed for a forced tool call.
+std::shared_ptr<const grammar::Constraint> output_constraint(const nlohmann::ordered_json& body,
+                                                             const ServedModel& model);
+
+}  // namespace kite::server

@@ -1,0 +1,211 @@
+// Structured output in the engine on the default model: what comes out matches the
+// constraint (checked by std::regex and a JSON parser, not by the grammar code), sampling
+// never leaves it, speculation stays lossless under it, constrained and free sequences share
+// a batch without changing each other, and a dead end stops the sequence with an error.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <regex>
+
+#include <nlohmann/json.hpp>
+
+#include "default_model_test.h"
+#include "engine/engine.h"
+#include "grammar/constraint.h"
+#include "grammar/tokenizer_vocab.h"
+
+namespace kite {
+namespace {
+
+using grammar::ConstraintKind;
+
+class ConstrainedEngineTest : public test::DefaultModelTest {
+  protected:
+    static void SetUpTestSuite() {
+        DefaultModelTest::SetUpTestSuite();
+        cache_ = new grammar::ConstraintCache(
+            std::make_shared<const grammar::TokenizerVocab>(grammar::tokenizer_vocab(*tokenizer_)));
+    }
+    static void TearDownTestSuite() {
+        delete cache_;
+        DefaultModelTest::TearDownTestSuite();
+    }
+
+    static std::shared_ptr<const grammar::Constraint> constraint(ConstraintKind kind,
+                                                                 std::string text) {
+        grammar::ConstraintSpec spec;
+        spec.kind = kind;
+        spec.text = std::move(text);
+        return cache_->get(spec);
+    }
+
+    static EngineConfig config(int64_t draft_max = 0) {
+        EngineConfig c;
+        c.threads = 2;
+        c.context_length = 256;
+        c.max_sequences = 4;
+        if (draft_max > 0) {
+            c.speculation.drafter = DrafterKind::Ngram;
+            c.speculation.draft_max = draft_max;
+            c.speculation.adaptive_length = false;
+        }
+        return c;
+    }
+
+    static GenerationParams params(std::shared_ptr<const grammar::Constraint> c, float temperature,
+                                   uint64_t seed = 1, int64_t max_tokens = 48) {
+        GenerationParams p;
+        p.sampling.temperature = temperature;
+        p.sampling.seed = seed;
+        p.max_tokens = max_tokens;
+        p.constraint = std::move(c);
+        return p;
+    }
+
+    struct Output {
+        std::string text;
+        std::vector<int32_t> tokens;
+        FinishReason finish = FinishReason::None;
+    };
+
+    // Runs the prompts together, each with its own params.
+    static std::vector<Output> generate(Engine& engine, const std::vector<std::string>& prompts,
+                                        const std::vector<GenerationParams>& ps) {
+        std::map<int64_t, size_t> index;
+        for (size_t i = 0; i < prompts.size(); ++i)
+            index[engine.submit(tokenizer_->encode(prompts[i], true, true), ps[i])] = i;
+        std::vector<Output> out(prompts.size());
+        while (engine.has_work())
+            for (const TokenEvent& ev : engine.step()) {
+                Output& o = out[index.at(ev.seq_id)];
+                o.text += ev.text;
+                if (ev.token >= 0) o.tokens.push_back(ev.token);
+                o.finish = ev.finish;
+            }
+        return out;
+    }
+
+    static Output generate_one(const std::string& prompt, const GenerationParams& p,
+                               int64_t draft_max = 0) {
+        Engine engine(*model_, *tokenizer_, config(draft_max));
+        return generate(engine, {prompt}, {p})[0];
+    }
+
+    static inline grammar::ConstraintCache* cache_ = nullptr;
+};
+
+TEST_F(ConstrainedEngineTest, GreedyOutputMatchesTheRegexAndEndsWhenComplete) {
+    const std::string re = "(yes|no), because [a-z ]{5,40}\\.";
+    const Output o =
+        generate_one("Is the sky blue? Answer:", params(constraint(ConstraintKind::Regex, re), 0));
+    EXPECT_TRUE(std::regex_match(o.text, std::regex(re))) << o.text;
+    EXPECT_EQ(o.finish, FinishReason::EndOfText) << o.text;
+}
+
+TEST_F(ConstrainedEngineTest, SampledOutputNeverLeavesTheConstraint) {
+    const std::string re = "[0-9]{3}-[a-c]{2,6}";
+    for (uint64_t seed = 1; seed <= 6; ++seed) {
+        const Output o = generate_one("Write anything you like:",
+                                      params(constraint(ConstraintKind::Regex, re), 1.5f, seed));
+        EXPECT_TRUE(std::regex_match(o.text, std::regex(re))) << "seed " << seed << ": " << o.text;
+    }
+}
+
+TEST_F(ConstrainedEngineTest, JsonSchemaOutputParsesAndHoldsTheSchema) {
+    const std::string schema = R"({"type": "object", "properties": {
+        "name": {"type": "string", "maxLength": 12},
+        "age": {"type": "integer", "minimum": 0, "maximum": 120},
+        "color": {"enum": ["red", "green", "blue"]}},
+        "required": ["name", "age", "color"], "additionalProperties": false})";
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+        const Output o =
+            generate_one("A person described as JSON:",
+                         params(constraint(ConstraintKind::JsonSchema, schema), 1.0f, seed, 64));
+        ASSERT_EQ(o.finish, FinishReason::EndOfText) << o.text;
+        const nlohmann::json j = nlohmann::json::parse(o.text);  // throws if it does not parse
+        ASSERT_EQ(j.size(), 3u) << o.text;
+        EXPECT_TRUE(j.at("name").is_string());
+        EXPECT_LE(j.at("name").get<std::string>().size(), 12u);
+        ASSERT_TRUE(j.at("age").is_number_integer()) << o.text;
+        EXPECT_GE(j.at("age").get<int>(), 0);
+        EXPECT_LE(j.at("age").get<int>(), 120);
+        const std::string color = j.at("color");
+        EXPECT_TRUE(color == "red" || color == "green" || color == "blue") << color;
+    }
+}
+
+TEST_F(ConstrainedEngineTest, LogprobsSeeTheConstrainedDistribution) {
+    GenerationParams p = params(constraint(ConstraintKind::Choice, R"(["yes", "no"])"), 0);
+    p.logprobs = 5;
+    Engine engine(*model_, *tokenizer_, config());
+    engine.submit(tokenizer_->encode("Is water wet?", true, true), p);
+    const std::vector<TokenEvent> events = engine.step();
+    ASSERT_EQ(events.size(), 1u);
+    double mass = 0;
+    for (const TokenProb& t : events[0].top_logprobs) {
+        const std::string text = tokenizer_->token_text(t.id);
+        if (std::isinf(t.logprob)) continue;
+        // Only the starts of "yes" and "no" may carry probability.
+        EXPECT_TRUE(std::string("yes").starts_with(text) || std::string("no").starts_with(text))
+            << text;
+        mass += std::exp(t.logprob);
+    }
+    EXPECT_NEAR(mass, 1.0, 1e-3);  // the allowed tokens hold all of it
+}
+
+TEST_F(ConstrainedEngineTest, SpeculationStaysLosslessUnderAConstraint) {
+    const std::string prompt = "one two three one two three one two three one two";
+    const auto c = constraint(ConstraintKind::Regex, "( (one|two|three|four))+");
+    for (float temperature : {0.0f, 0.9f}) {
+        const GenerationParams p = params(c, temperature, 7, 40);
+        const Output plain = generate_one(prompt, p);
+        const Output speculative = generate_one(prompt, p, 4);
+        EXPECT_EQ(plain.tokens, speculative.tokens) << "temperature " << temperature;
+        EXPECT_EQ(plain.text, speculative.text);
+    }
+}
+
+TEST_F(ConstrainedEngineTest, ConstrainedAndFreeSequencesShareABatch) {
+    const std::vector<std::string> prompts = {"The capital of France is",
+                                              "Pick a number:", "A color as JSON:"};
+    const std::vector<GenerationParams> ps = {
+        params(nullptr, 0, 1, 24),
+        params(constraint(ConstraintKind::Regex, "[1-9][0-9]{0,3}"), 0, 1, 24),
+        params(constraint(ConstraintKind::JsonSchema,
+                          R"({"type":"object","properties":{"color":{"type":"string"}},)"
+                          R"("required":["color"]})"),
+               0, 1, 24)};
+    Engine batched(*model_, *tokenizer_, config());
+    const std::vector<Output> together = generate(batched, prompts, ps);
+    for (size_t i = 0; i < prompts.size(); ++i) {
+        const Output alone = generate_one(prompts[i], ps[i]);
+        EXPECT_EQ(together[i].tokens, alone.tokens) << prompts[i];
+    }
+}
+
+TEST_F(ConstrainedEngineTest, ADeadEndStopsTheSequenceWithAnError) {
+    // Ban (-inf bias) every token that could start "yes": nothing is left to sample.
+    GenerationParams p = params(constraint(ConstraintKind::Choice, R"(["yes"])"), 0);
+    for (int32_t t = 0; t < static_cast<int32_t>(tokenizer_->n_vocab()); ++t) {
+        const std::string text = tokenizer_->is_special(t) ? "" : tokenizer_->token_text(t);
+        if (!text.empty() && std::string("yes").starts_with(text))
+            p.sampling.logit_bias[t] = -INFINITY;
+    }
+    const Output o = generate_one("Say yes:", p);
+    EXPECT_EQ(o.finish, FinishReason::NoAllowedToken);
+    EXPECT_TRUE(o.tokens.empty());
+}
+
+TEST_F(ConstrainedEngineTest, AConstraintForAnotherVocabularyIsRefused) {
+    auto other = std::make_shared<grammar::Constraint>();
+    other->grammar = grammar::compile_constraint({ConstraintKind::JsonObject, {}, {}, {}});
+    other->vocab = std::make_shared<const grammar::TokenizerVocab>(
+        grammar::TokenizerVocab{{"a", "b"}, grammar::TokenTrie({"a", "b"}, {})});
+    Engine engine(*model_, *tokenizer_, config());
+    GenerationParams p = params(other, 0);
+    EXPECT_THROW(engine.submit(tokenizer_->encode("x", true, true), p), Error);
+}
+
+}  // namespace
+}  // namespace kite
