@@ -1,5 +1,6 @@
 // libFuzzer target: any bytes as the JSON body of /v1/completions and /v1/chat/completions
-// must give a request within the limits or an ApiError, and as the body of /tokenize or
+// (constraint fields included, compiled through a ConstraintCache) must give a request within
+// the limits or an ApiError, and as the body of /tokenize or
 // /detokenize an answer (token ids in the vocabulary) or an ApiError; a crash, sanitizer
 // report, hang or huge allocation is a bug. Prompts are tokenized with the default model's
 // tokenizer and chat template (models/default.gguf, or the file in KITE_FUZZ_MODEL).
@@ -13,6 +14,8 @@
 #include "chat/chat_template.h"
 #include "core/error.h"
 #include "gguf/gguf_file.h"
+#include "grammar/constraint.h"
+#include "grammar/tokenizer_vocab.h"
 #include "server/api_error.h"
 #include "server/request_parser.h"
 #include "server/token_routes.h"
@@ -26,6 +29,7 @@ struct Served {
     std::unique_ptr<kite::GgufFile> file;
     std::unique_ptr<kite::Tokenizer> tokenizer;
     std::unique_ptr<kite::ChatTemplate> chat_template;
+    std::unique_ptr<kite::grammar::ConstraintCache> constraints;
     kite::server::ServedModel model;
 };
 
@@ -51,7 +55,11 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
                      e.what());
         std::exit(1);
     }
+    served->constraints = std::make_unique<kite::grammar::ConstraintCache>(
+        std::make_shared<const kite::grammar::TokenizerVocab>(
+            kite::grammar::tokenizer_vocab(*served->tokenizer)));
     served->model = {"default", served->tokenizer.get(), served->chat_template.get(), kContext, {}};
+    served->model.constraints = served->constraints.get();
     return 0;
 }
 
