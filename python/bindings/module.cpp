@@ -32,6 +32,16 @@ void validate(NativeEngine& e, const std::vector<int32_t>& prompt, const Generat
     }
 }
 
+// A constraint that cannot be compiled raises ValueError: the argument was wrong.
+void constrain(NativeEngine& e, GenerationParams& p, int kind, const std::string& text) {
+    try {
+        nb::gil_scoped_release unlocked;
+        e.constrain(p, kind, text);
+    } catch (const Error& err) {
+        throw nb::value_error(err.what());
+    }
+}
+
 std::vector<NativeEvent> step(NativeEngine& e) {
     if (PyErr_CheckSignals() != 0) throw nb::python_error();
     nb::gil_scoped_release unlocked;
@@ -87,6 +97,7 @@ void bind_engine(nb::module_& m) {
              nb::call_guard<nb::gil_scoped_release>())
         .def("chat_prompt", &NativeEngine::chat_prompt, "messages_json"_a, "tools_json"_a,
              nb::call_guard<nb::gil_scoped_release>())
+        .def("constrain", &constrain, "params"_a, "kind"_a, "text"_a)
         .def("validate", &validate, "prompt"_a, "params"_a)
         .def("submit", &NativeEngine::submit, "prompt"_a, "params"_a,
              nb::call_guard<nb::gil_scoped_release>())

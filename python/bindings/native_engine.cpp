@@ -110,6 +110,20 @@ std::vector<int32_t> NativeEngine::chat_prompt(const std::string& messages_json,
     return template_->tokenize(*tokenizer_, prompt);
 }
 
+void NativeEngine::constrain(GenerationParams& params, int kind, const std::string& text) {
+    std::lock_guard lock(mutex_);
+    check_open();
+    if (kind < 0 || kind > static_cast<int>(grammar::ConstraintKind::Choice))
+        fail("unknown constraint kind {}", kind);
+    if (!constraints_)
+        constraints_ = std::make_unique<grammar::ConstraintCache>(
+            std::make_shared<const grammar::TokenizerVocab>(grammar::tokenizer_vocab(*tokenizer_)));
+    grammar::ConstraintSpec spec;
+    spec.kind = static_cast<grammar::ConstraintKind>(kind);
+    spec.text = text;
+    params.constraint = constraints_->get(spec);
+}
+
 void NativeEngine::validate(const std::vector<int32_t>& prompt,
                             const GenerationParams& params) const {
     std::lock_guard lock(mutex_);

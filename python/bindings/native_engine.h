@@ -14,6 +14,7 @@
 #include "chat/chat_template.h"
 #include "engine/engine.h"
 #include "engine/generation_params.h"
+#include "grammar/constraint.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
 
@@ -51,6 +52,10 @@ class NativeEngine {
     std::vector<int32_t> chat_prompt(const std::string& messages_json,
                                      const std::string& tools_json) const;
 
+    // Compiles a structured-output constraint (kind: grammar::ConstraintKind as an int) into
+    // `params`; equal constraints are compiled once. Throws kite::Error naming the problem.
+    void constrain(GenerationParams& params, int kind, const std::string& text);
+
     // Engine::validate: throws kite::Error naming what is wrong, submits nothing.
     void validate(const std::vector<int32_t>& prompt, const GenerationParams& params) const;
     int64_t submit(const std::vector<int32_t>& prompt, const GenerationParams& params);
@@ -76,6 +81,7 @@ class NativeEngine {
     std::unique_ptr<Model> draft_;  // the draft model, when there is one
     std::unique_ptr<Tokenizer> tokenizer_;
     mutable std::optional<ChatTemplate> template_;  // loaded on first use
+    std::unique_ptr<grammar::ConstraintCache> constraints_;  // made on first use
     std::unique_ptr<Engine> engine_;
     mutable std::mutex mutex_;
 };

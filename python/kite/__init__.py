@@ -25,6 +25,6 @@ except ImportError:
 from ._kite import KiteError
 from ._llm import LLM
 from ._outputs import CompletionOutput, TokenLogprob, ToolCall
-from ._params import SamplingParams
+from ._params import GuidedDecodingParams, SamplingParams
 
-__all__ = ["LLM", "SamplingParams", "CompletionOutput", "TokenLogprob", "ToolCall", "KiteError"]
+__all__ = ["LLM", "SamplingParams", "GuidedDecodingParams", "CompletionOutput", "TokenLogprob", "ToolCall", "KiteError"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -10,7 +11,7 @@ from typing import Any, Deque, Dict, Iterator, List, Optional, Sequence, Union
 
 from . import _kite
 from ._outputs import CompletionOutput, TokenLogprob, ToolCall
-from ._params import SamplingParams
+from ._params import GuidedDecodingParams, SamplingParams
 from ._stream import TextStream, astream_pieces
 
 Prompt = Union[str, Sequence[int]]
@@ -124,6 +125,8 @@ class LLM:
         else:
             raise TypeError("a prompt must be str or a list of token ids")
         native = params._native()
+        if params.guided_decoding is not None:
+            self._engine.constrain(native, *params.guided_decoding._spec())
         self._engine.validate(ids, native)
         return ids, native
 
@@ -188,14 +191,16 @@ class LLM:
         """The assistant's reply to OpenAI-shaped ``messages``, through the model's chat
         template (a model without one gets ChatML). With ``tools`` (OpenAI function
         definitions) the template offers them and the reply's calls come back in
-        ``tool_calls``. ``response_format`` other than None or text raises
-        NotImplementedError: Kite has no structured output yet.
+        ``tool_calls``. ``response_format`` is OpenAI's: ``{"type": "json_object"}`` or
+        ``{"type": "json_schema", "json_schema": {"schema": ...}}`` constrain the reply
+        (as ``SamplingParams.guided_decoding`` does); None or text leave it free.
         """
-        if response_format not in (None, "text") and response_format != {"type": "text"}:
-            raise NotImplementedError(
-                "response_format: structured output (json_object, json_schema) is not "
-                "implemented in Kite yet; only text"
-            )
+        guided = _response_format(response_format)
+        if guided is not None:
+            params = params or SamplingParams()
+            if params.guided_decoding is not None:
+                raise ValueError("give response_format or params.guided_decoding, not both")
+            params = dataclasses.replace(params, guided_decoding=guided)
         if not isinstance(messages, (list, tuple)) or not all(
             isinstance(m, dict) for m in messages
         ):
@@ -256,6 +261,22 @@ class LLM:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _response_format(rf: Any) -> Optional[GuidedDecodingParams]:
+    """OpenAI's response_format as a constraint (None: free text)."""
+    if rf in (None, "text") or rf == {"type": "text"}:
+        return None
+    if not isinstance(rf, dict) or not isinstance(rf.get("type"), str):
+        raise TypeError("response_format must be a dict with a 'type'")
+    if rf["type"] == "json_object":
+        return GuidedDecodingParams(json_object=True)
+    if rf["type"] == "json_schema":
+        schema = (rf.get("json_schema") or {}).get("schema")
+        if schema is None:
+            raise ValueError("response_format json_schema needs {'json_schema': {'schema': ...}}")
+        return GuidedDecodingParams(json=schema)
+    raise ValueError(f"response_format type {rf['type']!r}: expected text, json_object or json_schema")
 
 
 def _apply(out: CompletionOutput, ev: Any) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json as _json
 import math
 import random
 from dataclasses import dataclass, field
@@ -18,6 +19,59 @@ def _check_type(name: str, value: object, types: tuple) -> None:
         raise TypeError(
             f"SamplingParams.{name} must be {types[0].__name__}, not {type(value).__name__}"
         )
+
+
+# grammar::ConstraintKind, in its order.
+_KINDS = {"json": 0, "json_object": 1, "regex": 2, "grammar": 3, "choice": 4}
+
+
+@dataclass
+class GuidedDecodingParams:
+    """Structured output, with vLLM's names: exactly one of
+
+    Attributes:
+        json: a JSON Schema (a dict, or its JSON text): the output is JSON it accepts.
+        json_object: True: the output is a JSON object.
+        regex: the whole output matches this regular expression.
+        grammar: a context-free grammar in llama.cpp's GBNF syntax (root rule ``root``).
+        choice: the output is exactly one of these strings.
+
+    Every token is sampled among those the constraint allows; what cannot be compiled (an
+    unsupported schema keyword, a bad pattern) raises ValueError when the request is made.
+    """
+
+    json: Optional[Union[Dict, str]] = None
+    json_object: bool = False
+    regex: Optional[str] = None
+    grammar: Optional[str] = None
+    choice: Optional[Sequence[str]] = None
+
+    def __post_init__(self) -> None:
+        given = [k for k in _KINDS if getattr(self, k) not in (None, False)]
+        if len(given) != 1:
+            raise ValueError(
+                "GuidedDecodingParams takes exactly one of json, json_object, regex, grammar, "
+                f"choice; got {', '.join(given) or 'none'}"
+            )
+        if self.json is not None and not isinstance(self.json, (dict, str)):
+            raise TypeError("GuidedDecodingParams.json must be a dict or JSON text")
+        for name in ("regex", "grammar"):
+            if getattr(self, name) is not None:
+                _check_type(name, getattr(self, name), (str,))
+        if self.choice is not None:
+            if isinstance(self.choice, str) or not all(isinstance(c, str) for c in self.choice):
+                raise TypeError("GuidedDecodingParams.choice must be a list of strings")
+
+    def _spec(self) -> tuple:
+        """(kind, text) as the engine compiles them."""
+        if self.json is not None:
+            return _KINDS["json"], self.json if isinstance(self.json, str) else _json.dumps(self.json)
+        if self.json_object:
+            return _KINDS["json_object"], ""
+        if self.choice is not None:
+            return _KINDS["choice"], _json.dumps(list(self.choice))
+        name = "regex" if self.regex is not None else "grammar"
+        return _KINDS[name], getattr(self, name)
 
 
 _FLOATS = ("temperature", "top_p", "min_p", "repetition_penalty", "presence_penalty",
@@ -47,6 +101,7 @@ class SamplingParams:
         logprobs: None for none, 0 for the sampled token's log-probability, k > 0 also the
             k most likely tokens' (taken after bias and penalties, before truncation).
         logit_bias: token id -> value added to its logit (-inf bans it).
+        guided_decoding: structured output (GuidedDecodingParams), None for free text.
     """
 
     max_tokens: int = 16
@@ -63,6 +118,7 @@ class SamplingParams:
     ignore_eos: bool = False
     logprobs: Optional[int] = None
     logit_bias: Dict[int, float] = field(default_factory=dict)
+    guided_decoding: Optional[GuidedDecodingParams] = None
 
     def __post_init__(self) -> None:
         for name in _FLOATS:
@@ -87,6 +143,8 @@ class SamplingParams:
             for s in stops:
                 _check_type("stop", s, (str,))
         _check_type("logit_bias", self.logit_bias, (dict,))
+        if self.guided_decoding is not None:
+            _check_type("guided_decoding", self.guided_decoding, (GuidedDecodingParams,))
 
     def _stops(self) -> List[str]:
         if self.stop is None:
