@@ -1,40 +1,24 @@
-"""kite.ray's two deployments: KiteReplica (one `kite serve` pinned to its CPUs, reached over
-127.0.0.1) and KiteIngress (the OpenAI-compatible HTTP entry behind Ray Serve's proxy).
+"""kite.ray's replica deployment: KiteReplica, one `kite serve` pinned to its CPUs.
 
-A request's path: Ray's proxy -> KiteIngress, which reads the body and derives its prefix key
--> KiteReplica.forward on the replica PrefixAffinityRouter picks -> that replica's kite serve.
-The replica streams the answer back in the pieces kite serve writes (several tokens' events
-coalesce into one piece when they arrive together).
-
-Failures: a replica whose kite serve is unreachable, or answers 503 (stopping, full), or that
-Ray reports dead, fails the request *before anything was sent to the client*; the ingress then
-sends it to another replica, until `retry_timeout_s` passes (then one 503 naming the cause).
-A stream that breaks after its first bytes ends with an error event and [DONE], as kite serve
-itself ends a stream it must stop. A replica whose kite serve exited fails Ray's health check,
-and Ray replaces it.
+Its kite serve listens on the replica's node address, and the replica announces itself (name,
+URL, pid) to the ingress every second while that kite serve lives (kite._ray_ingress). Two
+data paths reach it: the ingress's own HTTP connection to that URL (the default: Ray's proxy
+is the only hop beside HTTP), or, under Ray's autoscaling, KiteReplica.forward through Ray's
+handle, so that Ray counts each replica's requests (PrefixAffinityRouter picks the replica).
+A replica whose kite serve exited fails Ray's health check, and Ray replaces it; a replica
+process that dies takes its kite serve with it.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import re
+import threading
 import time
 from typing import Any, AsyncIterator, Dict, List, Optional
 
 import httpx
 from ray import serve
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from kite._serve_process import CpuClaim, KiteServeProcess
-from kite.routing import PrefixAffinity, affinity_text
-
-# Paths whose answer depends on the prompt's prefix: these carry an affinity key.
-_PREFIX_PATHS = ("/v1/chat/completions", "/v1/completions")
-_FORWARDED_HEADERS = ("content-type", "accept")
-# How a ReplicaUnavailable names its replica (it reaches the ingress as text in Ray's error).
-_UNAVAILABLE = re.compile(r"replica (\S+): kite serve")
 
 
 class ReplicaUnavailable(RuntimeError):
@@ -42,12 +26,18 @@ class ReplicaUnavailable(RuntimeError):
 
 
 class KiteReplica:
-    def __init__(self, kite_bin: str, threads: int, serve_args: List[str]) -> None:
+    def __init__(self, kite_bin: str, threads: int, serve_args: List[str],
+                 ingress_name: str) -> None:
+        import ray
+
         self.claim = CpuClaim(threads)
+        # The node's address, not loopback: the ingress may run on another node.
         self.server = KiteServeProcess(kite_bin, ["-t", str(threads), *serve_args],
-                                       self.claim.cpus)
+                                       self.claim.cpus, host=ray.util.get_node_ip_address())
         context = serve.get_replica_context()
         self.name = context.replica_id.unique_id
+        self.ingress = serve.get_deployment_handle(ingress_name, app_name=context.app_name)
+        threading.Thread(target=self._announce, daemon=True, name="kite-announce").start()
         self.client = httpx.AsyncClient(
             base_url=self.server.url,
             timeout=httpx.Timeout(None, connect=5.0),
@@ -89,6 +79,16 @@ class KiteReplica:
         finally:
             await response.aclose()
 
+    def _announce(self) -> None:
+        """Tells the ingress this replica's kite serve every second while it lives."""
+        info = {"name": self.name, "url": self.server.url, "pid": self.server.pid}
+        while self.server.exit_status() is None:
+            try:
+                self.ingress.register.remote(info).result(timeout_s=10)
+            except Exception:  # the ingress is starting or being replaced: try again
+                pass
+            time.sleep(1.0)
+
     def check_health(self) -> None:
         status = self.server.exit_status()
         if status is not None:
@@ -101,79 +101,3 @@ class KiteReplica:
         claim = getattr(self, "claim", None)
         if claim is not None:
             claim.release()
-
-
-class KiteIngress:
-    def __init__(self, replicas: Any, prefix_chars: int, retry_timeout_s: float) -> None:
-        self.replicas = replicas.options(stream=True, method_name="forward")
-        self.keys = PrefixAffinity(prefix_chars=prefix_chars)
-        self.retry_timeout_s = retry_timeout_s
-
-    async def __call__(self, request: Request) -> Response:
-        body = await request.body()
-        path = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-        headers = {h: request.headers[h] for h in _FORWARDED_HEADERS if h in request.headers}
-        key = self._key(request.url.path, body)
-        deadline = time.monotonic() + self.retry_timeout_s
-        attempt = 0
-        avoid: List[str] = []  # replicas that failed this request: the router passes them over
-        while True:
-            stream = self.replicas.remote(request.method, path, headers, body, key=key,
-                                          avoid=avoid)
-            try:
-                status, head, first = await stream.__anext__()
-            except asyncio.CancelledError:
-                stream.cancel()
-                raise
-            except Exception as e:  # a dead or refusing replica: try another until the deadline
-                stream.cancel()
-                if time.monotonic() >= deadline:
-                    return _error(503, f"no kite replica could answer within "
-                                       f"{self.retry_timeout_s:.0f} s (last: {_cause(e)})")
-                failed = _UNAVAILABLE.search(str(e))
-                if failed:
-                    avoid.append(failed.group(1))
-                attempt += 1
-                await asyncio.sleep(min(0.05 * 2 ** attempt, 1.0))
-                continue
-            out_headers = {k: v for k, v in head.items() if k != "content-type"}
-            if not head["content-type"].startswith("text/event-stream"):
-                return Response(first, status_code=status, headers=out_headers,
-                                media_type=head["content-type"] or None)
-            return StreamingResponse(_relay(first, stream, head["x-kite-replica"]),
-                                     status_code=status, headers=out_headers,
-                                     media_type="text/event-stream")
-
-    def _key(self, path: str, body: bytes) -> Optional[bytes]:
-        if path not in _PREFIX_PATHS:
-            return None
-        try:
-            text = affinity_text(path, json.loads(body))
-        except ValueError:
-            return None  # kite serve answers the bad JSON with its 400
-        return self.keys.key(text) if text else None
-
-
-async def _relay(first: bytes, stream: Any, replica: str) -> AsyncIterator[bytes]:
-    yield first
-    try:
-        async for piece in stream:
-            yield piece
-    except asyncio.CancelledError:
-        stream.cancel()
-        raise
-    except Exception as e:
-        # Bytes already reached the client: the stream cannot move to another replica.
-        error = {"error": {"message": f"kite replica {replica} failed mid-stream: {_cause(e)}",
-                           "type": "server_error", "code": 503}}
-        yield f"data: {json.dumps(error)}\n\ndata: [DONE]\n\n".encode()
-
-
-def _cause(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return text[-1] if text else type(e).__name__
-
-
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"message": message, "type": "server_error", "code": status}},
-                        status_code=status)

@@ -1,6 +1,6 @@
 """One `kite serve` child process pinned to its own CPUs: what each kite.ray replica runs.
 
-The replica forwards requests to it over HTTP on 127.0.0.1, so every endpoint, JSON shape,
+kite.ray's ingress forwards requests to it over HTTP, so every endpoint, JSON shape,
 streaming format, prefix cache and /metrics is exactly `kite serve`'s. The child dies with the
 replica (PR_SET_PDEATHSIG), so a killed replica leaves no engine behind holding its CPUs.
 """
@@ -80,9 +80,9 @@ class CpuClaim:
 
 class KiteServeProcess:
     def __init__(self, kite_bin: str, args: Sequence[str], cpus: Sequence[int],
-                 start_timeout_s: float = 300.0) -> None:
+                 host: str = "127.0.0.1", start_timeout_s: float = 300.0) -> None:
         self.cpus = list(cpus)
-        command = [kite_bin, "serve", "--host", "127.0.0.1", "--port", "0", *args]
+        command = [kite_bin, "serve", "--host", host, "--port", "0", *args]
         # PR_SET_PDEATHSIG fires when the forking *thread* ends: fork from a thread that lives
         # as long as the child (it waits on it), not from whichever thread runs this.
         started = threading.Event()
@@ -105,7 +105,7 @@ class KiteServeProcess:
             raise RuntimeError(f"cannot start {kite_bin}: {spawned['error']}")
         self.proc: subprocess.Popen = spawned["proc"]
         self.port = self._wait_for_port(start_timeout_s)
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"http://{host}:{self.port}"
         self._wait_healthy(start_timeout_s)
 
     def _child_setup(self) -> None:

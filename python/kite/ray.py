@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -37,7 +38,8 @@ def build_app(model: Optional[str] = None, replicas: int = 2, threads: int = 1,
     from ray import serve
     from ray.serve.config import RequestRouterConfig
 
-    from kite._ray_app import KiteIngress, KiteReplica
+    from kite._ray_app import KiteReplica
+    from kite._ray_ingress import KiteIngress
     from kite._serve_process import find_kite_binary
 
     args = list(serve_args or [])
@@ -69,8 +71,11 @@ def build_app(model: Optional[str] = None, replicas: int = 2, threads: int = 1,
     ingress = serve.deployment(KiteIngress, name="KiteIngress", num_replicas=1,
                                max_ongoing_requests=4096, ray_actor_options={"num_cpus": 0},
                                logging_config=quiet)
-    return ingress.bind(replica.bind(find_kite_binary(kite_bin), threads, args), prefix_chars,
-                        retry_timeout_s)
+    # Under autoscaling, requests go through Ray's handles so that Ray sees each replica's
+    # load; with a fixed number the ingress reaches each kite serve over HTTP (one hop less).
+    through_ray = bool(autoscaling_config)
+    return ingress.bind(replica.bind(find_kite_binary(kite_bin), threads, args, "KiteIngress"),
+                        prefix_chars, retry_timeout_s, through_ray)
 
 
 def check_placement(replicas: int, threads: int) -> Optional[str]:
@@ -184,6 +189,10 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 
 def main(argv: Optional[List[str]] = None) -> None:
     a = parse_args(argv)
+    # SIGTERM stops as Ctrl-C does; so does SIGINT where the shell that started this in the
+    # background set it to be ignored.
+    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, _interrupt)
     start(a)
     print(f"kite.ray: serving on http://{a.host}:{a.port}/v1 (Ctrl-C stops)", flush=True)
     try:
@@ -191,6 +200,10 @@ def main(argv: Optional[List[str]] = None) -> None:
             time.sleep(3600)
     except KeyboardInterrupt:
         stop(a)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def stop(a: argparse.Namespace) -> None:
