@@ -3,10 +3,12 @@
 #  - throughput: 96 streamed completions, 32 clients at once (prompts 32:16 words, 64:8 output
 #    tokens, ignore_eos) through `python -m kite.ray` with 2 replicas x 1 thread, then with
 #    1 replica x 1 thread: aggregate output tokens/s;
-#  - overhead: 40 requests one at a time (8 output tokens): TTFT p50 through the ingress (1
-#    replica) and of `kite serve -t 1` alone, same flags.
-# Rounds alternate (KITE_BENCH_ROUNDS, default 2), each printing bench/serve-load's JSON line
-# with a "setup" field. Installs ray[serve] (python/requirements-ray.txt) into .venv.
+#  - overhead: bench/ray-ttft.py on the 1-replica endpoint: 60 pairs of requests one at a
+#    time, through the ingress and straight to that replica's kite serve, alternated: TTFT p50
+#    of each and of the paired differences (a busy host slows both alike);
+#  - for reference, `kite serve -t 1` alone (same flags) with the 32 clients.
+# Rounds alternate (KITE_BENCH_ROUNDS, default 2), each printing JSON lines with a "setup"
+# field. Installs ray[serve] (python/requirements-ray.txt) into .venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${KITE_BENCH_ROUNDS:-2}"
@@ -16,7 +18,6 @@ export PYTHONPATH="$PWD/build/python:$PWD/python"
 export KITE_BIN="${KITE_BIN:-$PWD/build/bin/kite}"
 load=("$py" bench/serve-load --json --seed 1 --threads 1 --slots 32 --ctx 512)
 many=(--requests 96 --concurrency 32 --prompt-tokens 32:16 --output-tokens 64:8)
-one=(--requests 40 --concurrency 1 --prompt-tokens 32:16 --output-tokens 8)
 log=$(mktemp)
 ray_pid=""
 trap '[ -n "$ray_pid" ] && kill -TERM "$ray_pid" 2>/dev/null; rm -f "$log"' EXIT
@@ -47,10 +48,9 @@ for round in $(seq "$rounds"); do
     start_ray "$replicas" 8765
     "${load[@]}" --url http://127.0.0.1:8765 "${many[@]}" | tag "ray ${replicas}x1 32 clients"
     if [ "$replicas" = 1 ]; then
-      "${load[@]}" --url http://127.0.0.1:8765 "${one[@]}" | tag "ray 1x1 one at a time"
+      "$py" bench/ray-ttft.py --url http://127.0.0.1:8765 --pairs 60 | tag "ttft paired"
     fi
     stop_ray
   done
-  "${load[@]}" --server kite "${one[@]}" | tag "kite serve one at a time"
   "${load[@]}" --server kite "${many[@]}" | tag "kite serve 32 clients"
 done
