@@ -15,7 +15,7 @@ import threading
 import time
 from typing import Any, AsyncIterator, Dict, List, Optional
 
-import httpx
+import aiohttp
 from ray import serve
 
 from kite._serve_process import CpuClaim, KiteServeProcess
@@ -38,10 +38,7 @@ class KiteReplica:
         self.name = context.replica_id.unique_id
         self.ingress = serve.get_deployment_handle(ingress_name, app_name=context.app_name)
         threading.Thread(target=self._announce, daemon=True, name="kite-announce").start()
-        self.client = httpx.AsyncClient(
-            base_url=self.server.url,
-            timeout=httpx.Timeout(None, connect=5.0),
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=64))
+        self.session: Optional[aiohttp.ClientSession] = None  # made in the event loop
         self.info = {"x-kite-replica": self.name, "x-kite-replica-url": self.server.url,
                      "x-kite-replica-pid": str(self.server.pid)}
 
@@ -50,34 +47,36 @@ class KiteReplica:
                       avoid: Optional[List[str]] = None) -> AsyncIterator[Any]:
         """Yields (status, headers, first body bytes), then the rest of the body in pieces.
         `key` and `avoid` are for PrefixAffinityRouter, which reads them before the call."""
-        request = self.client.build_request(method, path, headers=headers, content=body)
+        if self.session is None:
+            self.session = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=None, connect=5.0),
+                connector=aiohttp.TCPConnector(limit=0), auto_decompress=False)
         try:
-            response = await self.client.send(request, stream=True)
-        except httpx.TransportError as e:
+            response = await self.session.request(method, self.server.url + path,
+                                                  headers=headers, data=body)
+        except aiohttp.ClientError as e:
             raise ReplicaUnavailable(f"replica {self.name}: kite serve unreachable ({e!r})")
         try:
-            if response.status_code == 503:
-                await response.aread()
-                raise ReplicaUnavailable(f"replica {self.name}: kite serve answered 503 "
-                                         f"({response.text[:200]})")
+            if response.status == 503:
+                raise ReplicaUnavailable(f"replica {self.name}: kite serve answered 503")
             head = {**self.info, "content-type": response.headers.get("content-type", "")}
-            pieces = response.aiter_raw()
-            if not head["content-type"].startswith("text/event-stream"):
-                try:
-                    body_bytes = await response.aread()
-                except httpx.TransportError as e:
-                    raise ReplicaUnavailable(f"replica {self.name}: kite serve broke off ({e!r})")
-                yield response.status_code, head, body_bytes
-                return
             try:
+                if not head["content-type"].startswith("text/event-stream"):
+                    yield response.status, head, await response.read()
+                    return
+                pieces = response.content.iter_any().__aiter__()
                 first = await pieces.__anext__()
-            except (httpx.TransportError, StopAsyncIteration) as e:
+            except (aiohttp.ClientError, StopAsyncIteration) as e:
                 raise ReplicaUnavailable(f"replica {self.name}: kite serve broke off ({e!r})")
-            yield response.status_code, head, first
+            yield response.status, head, first
+            tail = first[-64:]
             async for piece in pieces:
+                tail = (tail + piece)[-64:]
                 yield piece
+            if not tail.rstrip().endswith(b"data: [DONE]"):
+                raise RuntimeError(f"replica {self.name}: kite serve ended the stream early")
         finally:
-            await response.aclose()
+            response.release()
 
     def _announce(self) -> None:
         """Tells the ingress this replica's kite serve every second while it lives."""

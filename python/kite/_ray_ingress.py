@@ -23,7 +23,7 @@ import re
 import time
 from typing import Any, AsyncIterator, Dict, List, Optional
 
-import httpx
+import aiohttp
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
@@ -54,9 +54,8 @@ class KiteIngress:
         self.replicas: Dict[str, Dict[str, Any]] = {}  # name -> url, pid, last announced
         self.in_flight: Dict[str, int] = {}
         self.failed_at: Dict[str, float] = {}
-        self.client = httpx.AsyncClient(
-            timeout=httpx.Timeout(None, connect=5.0),
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=256))
+        # aiohttp: ray[serve] depends on it already (httpx, timed the same here, it does not).
+        self.session: Optional[aiohttp.ClientSession] = None
 
     def register(self, info: Dict[str, Any]) -> None:
         """A replica's announcement: its name, kite serve URL and pid."""
@@ -150,44 +149,54 @@ class KiteIngress:
                "x-kite-replica-pid": str(replica["pid"])}
         if pieces is None:  # a whole answer, already read
             self._release(name)
-            return Response(first, status_code=response.status_code, headers=out,
+            return Response(first, status_code=response.status, headers=out,
                             media_type=response.headers.get("content-type") or None)
 
         async def relay() -> AsyncIterator[bytes]:
+            tail = first[-64:]
             try:
                 yield first
                 try:
                     async for piece in pieces:
+                        tail = (tail + piece)[-64:]
                         yield piece
-                except httpx.TransportError as e:
+                except aiohttp.ClientError as e:
                     self._failed(name, f"kite serve broke off ({e!r})")
                     yield _stream_error(name, repr(e))
+                    return
+                if not tail.rstrip().endswith(b"data: [DONE]"):
+                    # The connection closed cleanly but early: as much a failure.
+                    self._failed(name, "kite serve ended the stream early")
+                    yield _stream_error(name, "the stream ended before [DONE]")
             finally:
                 self._release(name)
                 await _close(response)
 
-        return StreamingResponse(relay(), status_code=response.status_code, headers=out,
+        return StreamingResponse(relay(), status_code=response.status, headers=out,
                                  media_type="text/event-stream")
 
     async def _open(self, name: str, method: str, url: str, headers: Dict[str, str],
                     body: bytes):
         """(response, None, whole body) for a JSON answer; (response, the rest of its pieces,
         the first piece) for a stream. Unavailable before anything was read."""
-        request = self.client.build_request(method, url, headers=headers, content=body)
+        if self.session is None:
+            self.session = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=None, connect=5.0),
+                connector=aiohttp.TCPConnector(limit=0), auto_decompress=False)
         try:
-            response = await self.client.send(request, stream=True)
-        except httpx.TransportError as e:
+            response = await self.session.request(method, url, headers=headers, data=body)
+        except aiohttp.ClientError as e:
             raise self._failed(name, f"kite serve unreachable ({e!r})")
         try:
-            if response.status_code == 503:
+            if response.status == 503:
                 raise self._failed(name, "kite serve answered 503")
             if not response.headers.get("content-type", "").startswith("text/event-stream"):
-                content = await response.aread()
+                content = await response.read()
                 await _close(response)
                 return response, None, content
-            pieces = response.aiter_raw()
+            pieces = response.content.iter_any().__aiter__()
             return response, pieces, await pieces.__anext__()
-        except (httpx.TransportError, StopAsyncIteration) as e:
+        except (aiohttp.ClientError, StopAsyncIteration) as e:
             await _close(response)
             raise self._failed(name, f"kite serve broke off ({e!r})")
         except BaseException:
@@ -231,11 +240,8 @@ class KiteIngress:
                                  media_type="text/event-stream")
 
 
-async def _close(response: httpx.Response) -> None:
-    try:
-        await response.aclose()
-    except httpx.HTTPError:
-        pass
+async def _close(response: aiohttp.ClientResponse) -> None:
+    response.release()
 
 
 def _stream_error(replica: str, cause: str) -> bytes:
