@@ -35,6 +35,10 @@ echo "[test] unit tests (release)"
 ctest --test-dir build --output-on-failure -j2
 bash scripts/test-server.sh
 bash scripts/test-python.sh
+# Opt-in: Ray Serve (kite.ray) on a local cluster; downloading ray[serve] alone takes ~3 minutes.
+if [ "${KITE_TEST_RAY:-}" = 1 ]; then
+  bash scripts/test-ray.sh
+fi
 
 # One clang build with AddressSanitizer + UBSan holds the unit tests and the fuzz targets.
 bash scripts/build.sh asan

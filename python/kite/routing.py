@@ -1,52 +1,108 @@
-"""Prefix-affinity routing: requests whose prompts begin alike go to the same replica, whose
-engine then finds that prefix in its prefix cache instead of computing it again.
+"""Prefix-affinity routing: requests whose prompts begin alike go to the replica that served that
+beginning before, whose engine then finds it in its prefix cache instead of computing it again;
+a prefix not seen yet goes to the least loaded replica.
 
-Rendezvous (highest random weight) hashing of the prompt's first ``prefix_chars`` characters
-picks a replica; every router agrees without sharing state, and adding a replica moves only
-the prefixes it wins. A replica already holding ``slack`` more requests than the least loaded
-one is passed over for the next choice, so one hot prefix cannot starve the others.
+The table remembers which replica each prefix (a hash of the request's first ``prefix_chars``
+characters) was sent to. A remembered replica already holding ``slack`` more requests than the
+least loaded one is passed over, so one hot prefix cannot starve the others; ties between
+equally loaded replicas break by rendezvous hashing of the prefix, so separate routers tend to
+agree without sharing state. Replicas are named by strings (Ray's replica ids), so replicas
+that come and go (autoscaling, a replacement for a dead one) need no renumbering.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
-from typing import List
+from collections import OrderedDict
+from typing import Any, Dict, List, Mapping, Optional
 
 
-class PrefixRouter:
-    def __init__(self, replicas: int, prefix_chars: int = 256, slack: int = 8) -> None:
-        if replicas < 1:
-            raise ValueError(f"replicas must be at least 1, not {replicas}")
-        self.replicas = replicas
+def affinity_text(path: str, body: Any) -> str:
+    """The text whose beginning identifies a request's reusable prefix: a completion's prompt,
+    a chat's messages as role and content in order ("" when the request names neither)."""
+    if not isinstance(body, dict):
+        return ""
+    if path.endswith("/chat/completions"):
+        messages = body.get("messages")
+        if not isinstance(messages, list):
+            return ""
+        return "".join(_message_text(m) for m in messages)
+    prompt = body.get("prompt")
+    # A batch of prompts (strings or token lists) goes where its first one's prefix is.
+    if isinstance(prompt, list) and prompt and isinstance(prompt[0], (str, list)):
+        prompt = prompt[0]
+    if prompt is None:
+        return ""
+    return prompt if isinstance(prompt, str) else json.dumps(prompt)
+
+
+def _message_text(message: Any) -> str:
+    if not isinstance(message, dict):
+        return json.dumps(message)
+    content = message.get("content")
+    if not isinstance(content, str):
+        # Parts or tool calls: a stable text of them (the key order is fixed).
+        content = json.dumps(content, sort_keys=True)
+    return f"<{message.get('role')}>{content}\n"
+
+
+class PrefixAffinity:
+    def __init__(self, prefix_chars: int = 256, slack: int = 8, capacity: int = 100_000) -> None:
+        if prefix_chars < 1:
+            raise ValueError(f"prefix_chars must be at least 1, not {prefix_chars}")
         self.prefix_chars = prefix_chars
         self.slack = slack
-        self._in_flight = [0] * replicas
+        self.capacity = capacity
+        self._owner: "OrderedDict[bytes, str]" = OrderedDict()
         self._lock = threading.Lock()
 
-    def ranking(self, prompt: str) -> List[int]:
-        """Replica indices in this prompt's order of preference (its prefix decides)."""
-        key = prompt[: self.prefix_chars].encode()
+    def key(self, text: str) -> bytes:
+        return hashlib.blake2b(text[: self.prefix_chars].encode(), digest_size=16).digest()
 
-        def weight(i: int) -> bytes:
-            return hashlib.blake2b(key + i.to_bytes(4, "little"), digest_size=8).digest()
+    def choose(self, key: bytes, loads: Mapping[str, int]) -> List[str]:
+        """The replicas in order of preference for a request with this key, given each
+        candidate's requests in flight: its remembered replica first unless overloaded,
+        then the least loaded ones."""
+        if not loads:
+            return []
+        least = min(loads.values())
 
-        return sorted(range(self.replicas), key=weight, reverse=True)
+        def rank(name: str):
+            weight = hashlib.blake2b(key + name.encode(), digest_size=8).digest()
+            return (loads[name], -int.from_bytes(weight, "little"))
 
-    def acquire(self, prompt: str) -> int:
-        """The replica for a request (counted as in flight until release)."""
+        order = sorted(loads, key=rank)
         with self._lock:
-            least = min(self._in_flight)
-            for i in self.ranking(prompt):
-                if self._in_flight[i] <= least + self.slack:
-                    self._in_flight[i] += 1
-                    return i
-            raise AssertionError("unreachable: the least loaded replica always qualifies")
+            owner = self._owner.get(key)
+        if owner in loads and loads[owner] <= least + self.slack:
+            order.remove(owner)
+            order.insert(0, owner)
+        return order
 
-    def release(self, replica: int) -> None:
+    def routed(self, key: bytes, replica: str) -> None:
+        """Remembers that this key's prefix is now cached on `replica`."""
         with self._lock:
-            self._in_flight[replica] -= 1
+            self._owner[key] = replica
+            self._owner.move_to_end(key)
+            while len(self._owner) > self.capacity:
+                self._owner.popitem(last=False)
 
-    def in_flight(self) -> List[int]:
+    def forget(self, replica: str) -> None:
+        """Drops a replica that is gone (its cache went with it)."""
         with self._lock:
-            return list(self._in_flight)
+            for key in [k for k, r in self._owner.items() if r == replica]:
+                del self._owner[key]
+
+    def owner(self, key: bytes) -> Optional[str]:
+        with self._lock:
+            return self._owner.get(key)
+
+    def owners(self) -> Dict[str, int]:
+        """How many remembered prefixes each replica holds."""
+        with self._lock:
+            counts: Dict[str, int] = {}
+            for r in self._owner.values():
+                counts[r] = counts.get(r, 0) + 1
+            return counts
