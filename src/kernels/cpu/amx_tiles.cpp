@@ -1,5 +1,8 @@
 #include "kernels/cpu/amx_tiles.h"
 
+#include "core/error.h"
+#include "kernels/cpu/amx_state.h"
+
 #include <cstdint>
 
 namespace kite {
@@ -44,6 +47,10 @@ static thread_local bool configured = false;
 
 void configure_amx_tiles() {
     if (configured) return;
+    // The permission is asked for at the level's detection; a caller that reached the tile
+    // kernels without it (a test picking them by level) gets it asked here, before any tile
+    // instruction.
+    if (!amx_refusal().empty()) fail("AMX tiles: {}", amx_refusal());
     load(kShapes);
     configured = true;
 }

@@ -290,8 +290,8 @@ struct TokenTile {
 // group. Two sum tiles alternate, so that one block's product runs on the tile unit while
 // the vector units scale the blocks before.
 template <TensorType T>
-KITE_AMX void tile(TokenTile x, int64_t blocks, Unpacked u, float* y, int64_t y_stride,
-                   int64_t rows) {
+KITE_AMX inline __attribute__((always_inline)) void tile(TokenTile x, int64_t blocks, Unpacked u,
+                                                         float* y, int64_t y_stride, int64_t rows) {
     constexpr int64_t kTileBytes = Type<T>::kCols * kRows;
     const long stride = static_cast<long>(x.act_bytes);
     alignas(64) int32_t sums[2][kTileTokens][kRows];
@@ -409,8 +409,12 @@ const PackedKernels q5_0 = same<avx512::q5_0>();
 const PackedKernels q8_0 = tiled<TensorType::Q8_0>();
 const PackedKernels q4_0 = tiled<TensorType::Q4_0>();
 const PackedKernels q4_1 = tiled<TensorType::Q4_1>();
-const PackedKernels q4_k = tiled<TensorType::Q4_K>();
-const PackedKernels q5_k = tiled<TensorType::Q5_K>();
-const PackedKernels q6_k = tiled<TensorType::Q6_K>();
+// The K-quant tiles match the reference matmul within float rounding (tests/kernels), but
+// with them the default model's Q4_K_M file agreed with llama.cpp's top-1 on 98.8% of the
+// decisive teacher-forced tokens, below the 99% its reference test asks (AVX-512: 99.5%);
+// until that is understood the K-quants run as on AVX-512.
+const PackedKernels q4_k = same<avx512::q4_k>();
+const PackedKernels q5_k = same<avx512::q5_k>();
+const PackedKernels q6_k = same<avx512::q6_k>();
 
 }  // namespace kite::packed::amx
