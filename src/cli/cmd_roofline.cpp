@@ -38,7 +38,9 @@ std::string cpu_flags(const CpuFeatures& f) {
                             {f.avx512, "avx512"},
                             {f.avx512_vnni, "avx512-vnni"},
                             {f.avx512_bf16, "avx512-bf16"},
-                            {f.avx_vnni, "avx-vnni"}})
+                            {f.avx_vnni, "avx-vnni"},
+                            {f.amx_int8, "amx-int8"},
+                            {f.amx_bf16, "amx-bf16"}})
         if (on) s += (s.empty() ? "" : " ") + std::string(name);
     return s.empty() ? "no SIMD kernels" : s;
 }

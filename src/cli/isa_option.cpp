@@ -9,9 +9,9 @@ namespace kite::cli {
 
 void add_isa_option(CLI::App& cmd, std::string& level) {
     cmd.add_option("--isa", level,
-                   "Cap the kernels' instruction set: scalar, avx2, avxvnni or avx512 "
+                   "Cap the kernels' instruction set: scalar, avx2, avxvnni, avx512 or amx "
                    "(default: the best this CPU has, or KITE_ISA)")
-        ->check(CLI::IsMember({"scalar", "avx2", "avxvnni", "avx512"}));
+        ->check(CLI::IsMember({"scalar", "avx2", "avxvnni", "avx512", "amx"}));
 }
 
 void apply_isa_option(const std::string& level) {

@@ -1,4 +1,4 @@
-// The packed kernels of every instruction set this CPU runs (AVX2, AVX-VNNI, AVX-512) against
+// The packed kernels of every instruction set this CPU runs (AVX2, AVX-VNNI, AVX-512, AMX) against
 // the scalar reference matmul, on random data over many shapes: row counts off the group size,
 // odd block and column counts, and token counts that run every tile width and the conversion
 // of float groups for long prefills.
@@ -49,7 +49,7 @@ std::vector<int64_t> column_counts(TensorType t) {
 // The levels with packed kernels that this CPU can run.
 std::vector<Isa> packed_isas() {
     std::vector<Isa> out;
-    for (Isa isa : {Isa::Avx2, Isa::AvxVnni, Isa::Avx512})
+    for (Isa isa : {Isa::Avx2, Isa::AvxVnni, Isa::Avx512, Isa::Amx})
         if (isa <= detected_isa()) out.push_back(isa);
     return out;
 }
@@ -357,6 +357,32 @@ TEST(PackedGemm, LookupHasEveryTypeAtEveryPackedLevel) {
     }
     EXPECT_EQ(packed_kernels(TensorType::Q8_0, Isa::Avx2), &packed::avx2::q8_0);
     EXPECT_EQ(packed_kernels(TensorType::BF16, Isa::AvxVnni), &packed::avxvnni::bf16);
+}
+
+// AMX tiles run 16 tokens at a time: token counts of whole tiles, tiles plus a rest (which
+// runs on AVX-512), row counts that leave a group part empty, and more groups than one
+// thread unpacks at once (8).
+TEST(PackedGemm, AmxTilesMatchReference) {
+    if (detected_isa() < Isa::Amx)
+        GTEST_SKIP() << "no amx level on this machine: " << amx_unavailable_reason();
+    std::mt19937 rng(41);
+    ThreadPool pool(2);
+    for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1}) {
+        const PackedKernels& k = *packed_kernels(type, Isa::Amx);
+        for (int64_t rows : {16, 40, 290})
+            for (int64_t cols : is_k_quant(type) ? std::vector<int64_t>{256, 768}
+                                                 : std::vector<int64_t>{64, 352}) {
+                const TestMatrix m(type, rows, cols, k, rng);
+                for (int64_t T : {16, 32, 45, 100}) {
+                    const std::vector<float> x = random_floats(T * cols, rng);
+                    std::vector<float> y(T * rows);
+                    std::vector<uint8_t> scratch(matmul_scratch_bytes(type, cols, T));
+                    matmul(m.w, x.data(), T, y.data(), scratch.data(), pool);
+                    expect_matches_reference(m, x, T, y, describe(k, type, rows, cols, T));
+                    if (HasFatalFailure()) return;
+                }
+            }
+    }
 }
 
 }  // namespace

@@ -26,6 +26,11 @@ CpuFeatures detect() {
     f.avx512_dq = (b & (1u << 17)) != 0;
     f.avx512 = zmm_state && (b & (1u << 16)) && (b & (1u << 30)) && (b & (1u << 31));
     f.avx512_vnni = f.avx512 && (c & (1u << 11));
+    // XCR0 bits 17 and 18: the OS saves the tile configuration and the tile data.
+    const bool tile_state = (xcr0_lo & 0x60000) == 0x60000;
+    f.amx_tile = tile_state && (d & (1u << 24));
+    f.amx_int8 = f.amx_tile && (d & (1u << 25));
+    f.amx_bf16 = f.amx_tile && (d & (1u << 22));
     if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) {
         f.avx_vnni = f.avx2 && (a & (1u << 4));
         f.avx512_bf16 = f.avx512 && (a & (1u << 5));

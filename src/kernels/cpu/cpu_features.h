@@ -12,6 +12,11 @@ struct CpuFeatures {
     bool avx512_vnni = false;  // int8 dot, 512-bit
     bool avx512_bf16 = false;  // bf16 dot, 512-bit
     bool avx_vnni = false;     // int8 dot, 256-bit (VEX)
+    // AMX tiles (cpuid) with their register state enabled by the OS (XCR0). Linux still
+    // grants the tile data per process on request: amx_refusal() (amx_state.h) asks.
+    bool amx_tile = false;
+    bool amx_int8 = false;  // tdpbusd and its signed/unsigned variants
+    bool amx_bf16 = false;  // tdpbf16ps
 };
 
 const CpuFeatures& cpu_features();

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "kernels/cpu/amx_tiles.h"
 #include "kernels/cpu/isa.h"
 
 #if defined(__x86_64__)
@@ -29,6 +30,7 @@ std::atomic<uint64_t> g_sink{0};
 #define KITE_AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 #define KITE_AVX_VNNI __attribute__((target("avx2,avxvnni")))
 #define KITE_AVX512VL_VNNI __attribute__((target("avx512vl,avx512vnni")))
+#define KITE_AMX __attribute__((target("amx-tile,amx-int8")))
 
 // Horizontal sums through memory (GCC 12's _mm512_reduce_* trip -Wuninitialized).
 KITE_AVX512 float lane_sum(__m512 v) {
@@ -176,6 +178,36 @@ KITE_AVX2 void int8_avx2(int64_t iters, float seed, float* out) {
 
 #endif
 
+#if defined(__x86_64__)
+// AMX: six independent 16 x 16 int32 tiles, each += a 16 x 64 byte tile times a 64 x 16 one
+// (16,384 multiply-adds per tdpbusd); six chains cover the product's latency.
+KITE_AMX void int8_amx(int64_t iters, float seed, float* out) {
+    load_full_amx_tiles();
+    alignas(64) uint8_t bytes[16 * 64];
+    std::memset(bytes, static_cast<int>(seed) | 1, sizeof(bytes));
+    _tile_loadd(6, bytes, 64);
+    _tile_loadd(7, bytes, 64);
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    _tile_zero(4);
+    _tile_zero(5);
+    for (int64_t n = 0; n < iters; ++n) {
+        _tile_dpbusd(0, 6, 7);
+        _tile_dpbusd(1, 6, 7);
+        _tile_dpbusd(2, 6, 7);
+        _tile_dpbusd(3, 6, 7);
+        _tile_dpbusd(4, 6, 7);
+        _tile_dpbusd(5, 6, 7);
+    }
+    alignas(64) int32_t sums[16 * 16];
+    _tile_stored(0, sums, 64);
+    restore_amx_tiles();
+    *out = static_cast<float>(sums[0]);
+}
+#endif
+
 uint64_t read_scalar(const uint8_t* p, size_t n) {
     uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
     for (size_t i = 0; i + 32 <= n; i += 64) {  // one word per 64-byte line is enough
@@ -215,6 +247,8 @@ std::vector<ThroughputKernel> available_throughput_kernels() {
         {ComputeKind::Fp32Fma, Isa::Avx2, true, "avx2", "vfmadd ymm", 12 * 8 * 2, fp32_avx2},
         {ComputeKind::Bf16Dot, Isa::Avx512, f.avx512_bf16, "avx512-bf16", "vdpbf16ps zmm",
          16 * 32 * 2, bf16_avx512},
+        {ComputeKind::Int8Dot, Isa::Amx, true, "amx-int8", "tdpbusd tmm", 6 * 16 * 16 * 64 * 2,
+         int8_amx},
         {ComputeKind::Int8Dot, Isa::Avx512, true, "avx512-vnni", "vpdpbusd zmm", 16 * 64 * 2,
          int8_avx512_vnni},
         {ComputeKind::Int8Dot, Isa::AvxVnni, f.avx512 && f.avx512_vnni, "avx512vl-vnni",

@@ -43,6 +43,9 @@ struct PackedKernels {
 namespace packed::avx512 {
 extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q4_k, q5_k, q6_k;
 }
+namespace packed::amx {  // the AVX-512 layout; int8 tiles for prompt-sized calls
+extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q4_k, q5_k, q6_k;
+}
 namespace packed::avxvnni {
 extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q4_k, q5_k, q6_k;
 }
