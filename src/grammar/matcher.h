@@ -4,6 +4,7 @@
 // rejected speculative drafts can be rolled back.
 #pragma once
 
+#include <bitset>
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -48,8 +49,14 @@ class Matcher {
     // come next, and the stop tokens when the sentence may end here. Walks the vocabulary's
     // trie, dropping a whole subtree as soon as its prefix is rejected.
     // With a cache, a state seen before gets its mask without the walk.
+    // Inside a byte run (a JSON string, a character class loop) the tokens made of the run's
+    // bytes are allowed at once and only the rest of the other tokens is walked.
     void allowed_tokens(const TokenTrie& trie, std::vector<uint64_t>& mask,
                         MaskCache* cache = nullptr);
+
+    // Off: every mask is the plain walk of the whole trie (the reference the fast path is
+    // tested against).
+    void set_fast_paths(bool on) { fast_paths_ = on; }
 
   private:
     struct Item {
@@ -64,6 +71,12 @@ class Matcher {
     void reset_dedup(size_t expected);
     uint64_t state_hash();
     void walk_trie(const TokenTrie& trie, std::vector<uint64_t>& mask);
+    void walk_nodes(const TokenTrie& trie, std::vector<uint64_t>& mask,
+                    const std::bitset<256>* skip_first);
+    bool walk_run(const TokenTrie& trie, std::vector<uint64_t>& mask);
+    uint32_t largest_group(const std::vector<uint32_t>& weight, std::bitset<256>& group) const;
+    enum class RunScan : uint8_t { None, Alike, Mixed };
+    RunScan scan_of(const std::bitset<256>& run) const;
 
     std::shared_ptr<const Grammar> g_;
     std::vector<Item> items_;
@@ -77,6 +90,7 @@ class Matcher {
     std::vector<uint32_t> dedup_gen_;
     uint32_t gen_ = 0;
     size_t dedup_count_ = 0;
+    bool fast_paths_ = true;
 };
 
 }  // namespace kite::grammar
