@@ -11,6 +11,12 @@ uint64_t key_of(uint32_t pos, uint32_t origin) {
     return (static_cast<uint64_t>(pos) << 32) | origin;
 }
 
+uint8_t lowest(const std::bitset<256>& set) {
+    size_t b = 0;
+    while (b < 255 && !set.test(b)) ++b;
+    return static_cast<uint8_t>(b);
+}
+
 uint64_t hash_of(uint64_t key) {
     key ^= key >> 29;
     key *= 0xbf58476d1ce4e5b9ULL;
@@ -275,46 +281,87 @@ uint32_t Matcher::largest_group(const std::vector<uint32_t>& weight,
     return scan_of(group) == RunScan::Alike ? total[best] : 0;
 }
 
-// The run fast path. With S0 S* the run's shape and Z_k the set after k bytes of a run: Z_0
-// scans S0 alike and each later Z_k that scans S alike leads by every byte of S to the same
-// Z_k+1. The chain ends where a Z_m scans no byte of S (a counted run is full) or where Z_k+1
-// is Z_k's parse state again (a loop: from there on every Z is the same). Then a token that
-// is a run of n bytes is allowed when n <= m, a token whose run prefix has r bytes is decided
-// by the rest of it from Z_r, and a token starting outside S0 by the plain walk. A Z that
-// scans only part of S ends the fast path.
+// Sets the bits of an escape trie's tokens (first byte, then the bytes after the run) accepted
+// from the current set, where a first byte counts when it is in `first` (it is not fed: the
+// current set already stands after the token's run prefix).
+void Matcher::walk_escapes(const TokenTrie& escapes, std::vector<uint64_t>& mask,
+                           const std::bitset<256>& first) {
+    const size_t base = set_start_.size();
+    const std::vector<TokenTrie::Node>& nodes = escapes.nodes();
+    const std::vector<int32_t>& ids = escapes.token_ids();
+    for (size_t i = 0; i < nodes.size();) {
+        const TokenTrie::Node& node = nodes[i];
+        if (node.depth == 1) {
+            while (set_start_.size() > base) pop_set();
+            i = first.test(node.byte) ? i + 1 : node.subtree_end;
+            continue;
+        }
+        while (set_start_.size() > base + node.depth - 2) pop_set();
+        if (!push_byte(node.byte)) {
+            i = node.subtree_end;
+            continue;
+        }
+        for (uint32_t j = node.tokens_begin; j < node.tokens_end; ++j)
+            mask[ids[j] >> 6] |= 1ULL << (ids[j] & 63);
+        ++i;
+    }
+    while (set_start_.size() > base) pop_set();
+}
+
+namespace {
+
+// mask |= the tokens of `run_only` whose first byte is in `first`.
+void add_run_tokens(const TokenTrie& trie, const std::vector<uint64_t>& run_only,
+                    const std::bitset<256>& first, std::vector<uint64_t>& mask) {
+    const std::vector<TokenTrie::Node>& nodes = trie.nodes();
+    const std::vector<int32_t>& ids = trie.token_ids();
+    for (size_t i = 0; i < nodes.size(); i = nodes[i].subtree_end) {
+        if (!first.test(nodes[i].byte)) continue;
+        const size_t end = nodes[i].subtree_end < nodes.size()
+                               ? nodes[nodes[i].subtree_end].tokens_begin
+                               : ids.size();
+        for (size_t j = nodes[i].tokens_begin; j < end; ++j)
+            mask[ids[j] >> 6] |= run_only[ids[j] >> 6] & (1ULL << (ids[j] & 63));
+    }
+}
+
+}  // namespace
+
+// The run fast path. With S0 the bytes the current set Z_0 scans alike, S those the next set
+// scans alike and Z_k the set after a run of k bytes (one of S0, then bytes of S): while Z_k
+// scans S alike, every byte of S leads to the same Z_k+1. The chain ends where a Z_m scans no
+// byte of S (a counted run is full) or where Z_k+1 is Z_k's parse state again (a loop: from
+// there on every Z is the same). Then a token that is a run of n bytes is allowed when n <= m,
+// a token whose run prefix has r bytes is decided by the rest of it from Z_r, and a token
+// starting outside S0 by the plain walk. A Z that scans only part of S ends the fast path.
 bool Matcher::walk_run(const TokenTrie& trie, std::vector<uint64_t>& mask) {
-    constexpr uint32_t kMinNodes = 4096;  // below this the plain walk is as cheap
     std::vector<uint32_t> weight(256);
     for (size_t b = 0; b < 256; ++b) weight[b] = trie.nodes_under(static_cast<uint8_t>(b));
-    RunShape shape;
-    if (largest_group(weight, shape.first) < kMinNodes) return false;
-    uint8_t first = 0;
-    while (!shape.first.test(first)) ++first;
+    std::bitset<256> s0, s;
+    if (largest_group(weight, s0) < std::max<uint32_t>(min_run_nodes_, 1)) return false;
     const size_t base = set_start_.size();
     uint64_t hash = state_hash();
-    push_byte(first);
+    push_byte(lowest(s0));
     std::fill(weight.begin(), weight.end(), 1);
-    if (largest_group(weight, shape.rest) == 0) shape.rest = shape.first;
-    uint8_t next_byte = 0;
-    while (!shape.rest.test(next_byte)) ++next_byte;
+    if (largest_group(weight, s) == 0) s = s0;
     bool loops = false;
     size_t m = 1;  // Z_0 .. Z_m-1 scan their run bytes alike; Z_m is the newest set
-    if (shape.rest == shape.first && state_hash() == hash) {
+    if (s == s0 && state_hash() == hash) {
         pop_set();
         loops = true;
         m = 0;
     }
     hash = state_hash();
-    const std::shared_ptr<const ByteRuns> runs = trie.byte_runs().get(trie, shape);
+    const std::shared_ptr<const ByteRuns> runs = trie.byte_runs().get(trie, s);
     const size_t longest = std::max(runs->only_run.size(), runs->escapes.size());
     for (; !loops && m < longest; ++m) {
-        const RunScan scan = scan_of(shape.rest);
+        const RunScan scan = scan_of(s);
         if (scan == RunScan::Mixed) {
             while (set_start_.size() > base) pop_set();
             return false;
         }
         if (scan == RunScan::None) break;
-        push_byte(next_byte);
+        push_byte(lowest(s));
         const uint64_t next = state_hash();
         if (next == hash) {
             pop_set();
@@ -323,23 +370,21 @@ bool Matcher::walk_run(const TokenTrie& trie, std::vector<uint64_t>& mask) {
         }
         hash = next;
     }
-    if (m > 0 || loops) {
-        const size_t n = loops ? runs->only_run.size() : std::min(m, runs->only_run.size());
-        if (n > 0)
-            for (size_t w = 0; w < mask.size(); ++w) mask[w] |= runs->only_run[n - 1][w];
-    }
+    const size_t n = loops ? runs->only_run.size() : std::min(m, runs->only_run.size());
+    if (n > 0 && s == s0)
+        for (size_t w = 0; w < mask.size(); ++w) mask[w] |= runs->only_run_in_s[n - 1][w];
+    else if (n > 0)
+        add_run_tokens(trie, runs->only_run[n - 1], s0, mask);
     // Escapes with a run prefix of r bytes from Z_r (from Z_m for every r >= m in a loop).
-    for (size_t r = m; r >= 1; --r) {
-        const size_t last =
-            loops && r == m ? runs->escapes.size() : std::min(r, runs->escapes.size());
+    for (size_t r = std::max<size_t>(m, 1); r >= 1; --r) {
+        const size_t last = loops && r == std::max<size_t>(m, 1)
+                                ? runs->escapes.size()
+                                : std::min(r, runs->escapes.size());
         for (size_t e = r; e <= last; ++e)
-            if (runs->escapes[e - 1]) walk_nodes(*runs->escapes[e - 1], mask, nullptr);
-        pop_set();
+            if (runs->escapes[e - 1]) walk_escapes(*runs->escapes[e - 1], mask, s0);
+        if (m > 0) pop_set();
     }
-    if (loops && m == 0)
-        for (const auto& escapes : runs->escapes)
-            if (escapes) walk_nodes(*escapes, mask, nullptr);
-    walk_nodes(trie, mask, &shape.first);
+    walk_nodes(trie, mask, &s0);
     return true;
 }
 

@@ -55,8 +55,12 @@ class Matcher {
                         MaskCache* cache = nullptr);
 
     // Off: every mask is the plain walk of the whole trie (the reference the fast path is
-    // tested against).
-    void set_fast_paths(bool on) { fast_paths_ = on; }
+    // tested against). min_nodes: the trie nodes a run must cover for the fast path to be
+    // taken (below that the plain walk is as cheap; tests lower it to exercise the path).
+    void set_fast_paths(bool on, uint32_t min_nodes = 4096) {
+        fast_paths_ = on;
+        min_run_nodes_ = min_nodes;
+    }
 
   private:
     struct Item {
@@ -73,6 +77,8 @@ class Matcher {
     void walk_trie(const TokenTrie& trie, std::vector<uint64_t>& mask);
     void walk_nodes(const TokenTrie& trie, std::vector<uint64_t>& mask,
                     const std::bitset<256>* skip_first);
+    void walk_escapes(const TokenTrie& escapes, std::vector<uint64_t>& mask,
+                      const std::bitset<256>& first);
     bool walk_run(const TokenTrie& trie, std::vector<uint64_t>& mask);
     uint32_t largest_group(const std::vector<uint32_t>& weight, std::bitset<256>& group) const;
     enum class RunScan : uint8_t { None, Alike, Mixed };
@@ -91,6 +97,7 @@ class Matcher {
     uint32_t gen_ = 0;
     size_t dedup_count_ = 0;
     bool fast_paths_ = true;
+    uint32_t min_run_nodes_ = 4096;
 };
 
 }  // namespace kite::grammar

@@ -4,6 +4,7 @@
 // prefix of instances of real schemas, with the default model's 49k-token vocabulary.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,7 @@ class ByteRuns : public ::testing::Test {
     // plain mask before each token; returns how many masks were compared.
     static size_t compare_along(const std::shared_ptr<const Grammar>& g, const std::string& text) {
         Matcher fast(g), plain(g);
+        fast.set_fast_paths(true, 1);  // wherever a run applies, not only where it pays
         plain.set_fast_paths(false);
         std::vector<uint64_t> a, b;
         size_t n = 0;
@@ -95,6 +97,35 @@ TEST_F(ByteRuns, RealSchemasMatchThePlainWalk) {
     };
     for (size_t i = 0; i < std::size(schemas); ++i)
         EXPECT_GT(compare_along(compile_json_schema(json::parse(schemas[i])), texts[i]), 5u);
+}
+
+TEST_F(ByteRuns, SchemasOfTheSharedSetMatchThePlainWalk) {
+
+    const std::string command =
+        "gzip -dc '" + test::testdata_dir() + "/jsonschema/maskbench-public.jsonl.gz'";
+    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+    ASSERT_TRUE(pipe);
+    std::string line;
+    size_t n = 0, compared = 0;
+    for (int c; (c = std::fgetc(pipe.get())) != EOF;) {
+        if (c != '\n') {
+            line += static_cast<char>(c);
+            continue;
+        }
+        if (n++ % 800 == 0) {
+            const json schema_case = json::parse(line);
+            std::shared_ptr<const Grammar> g;
+            try {
+                g = compile_json_schema(schema_case.at("schema"));
+            } catch (const GrammarError&) {
+            }
+            for (const json& t : schema_case.value("tests", json::array()))
+                if (g && t.value("valid", false))
+                    compared += compare_along(g, compact_json(t.at("data")).substr(0, 60));
+        }
+        line.clear();
+    }
+    EXPECT_GT(compared, 100u);
 }
 
 }  // namespace
