@@ -5,6 +5,7 @@
 // helper rules.
 #pragma once
 
+#include <array>
 #include <bitset>
 #include <cstdint>
 #include <map>
@@ -65,7 +66,7 @@ class GrammarBuilder {
     std::map<std::string, uint32_t> ids_;
     std::vector<uint8_t> has_definition_;
     std::vector<std::vector<std::vector<Element>>> rules_;
-    std::map<std::string, uint32_t> byte_set_ids_;
+    std::map<std::array<uint64_t, 4>, uint32_t> byte_set_ids_;
     size_t size_ = 0;
 };
 

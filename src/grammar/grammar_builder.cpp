@@ -8,8 +8,9 @@ namespace kite::grammar {
 
 namespace {
 
-// Elements in all productions: a schema asking for maxLength 10^6 is refused, not expanded.
-constexpr size_t kMaxElements = 4'000'000;
+// Elements in all productions, which bound compile time and memory: a schema asking for
+// maxLength 10^6 is refused, not expanded.
+constexpr size_t kMaxElements = 1'000'000;
 
 }  // namespace
 
@@ -57,7 +58,11 @@ void GrammarBuilder::add_production(uint32_t rule, const std::vector<Element>& s
 }
 
 uint32_t GrammarBuilder::byte_set(const std::bitset<256>& set) {
-    auto [it, added] = byte_set_ids_.emplace(set.to_string(), g_.byte_sets.size());
+    // Keyed by the set's words: to_string() made the key dominate compile time.
+    std::array<uint64_t, 4> key{};
+    for (size_t b = 0; b < 256; ++b)
+        if (set.test(b)) key[b >> 6] |= 1ULL << (b & 63);
+    auto [it, added] = byte_set_ids_.emplace(key, static_cast<uint32_t>(g_.byte_sets.size()));
     if (added) g_.byte_sets.push_back(set);
     return it->second;
 }

@@ -129,6 +129,13 @@ class SchemaCompiler {
 
     Expr schema_expr(const json& s, int depth) {
         if (depth > 200) fail("the schema nests too deeply");
+        // $ref beside other keywords, allOf and anyOf siblings copy subschemas inline, which
+        // can multiply at every level: bound the work, not only the depth.
+        if (++subschemas_ > kMaxSubschemas)
+            fail(
+                fmt::format("the schema expands to over {} subschemas ($ref with siblings, "
+                            "allOf, anyOf): too large to compile",
+                            kMaxSubschemas));
         if (s.is_boolean()) return s.get<bool>() ? grammar::ref("json_value") : alt({});
         if (!s.is_object()) fail("a schema must be an object or a boolean");
         if (s.contains("$ref")) return with_ref(s, depth);
@@ -463,6 +470,8 @@ class SchemaCompiler {
     GrammarBuilder b_;
     std::map<std::string, std::string> ref_rules_;
     int object_count_ = 0;
+    static constexpr size_t kMaxSubschemas = 20'000;
+    size_t subschemas_ = 0;
 };
 
 }  // namespace

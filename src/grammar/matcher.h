@@ -4,6 +4,7 @@
 // rejected speculative drafts can be rolled back.
 #pragma once
 
+#include <bitset>
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -48,8 +49,18 @@ class Matcher {
     // come next, and the stop tokens when the sentence may end here. Walks the vocabulary's
     // trie, dropping a whole subtree as soon as its prefix is rejected.
     // With a cache, a state seen before gets its mask without the walk.
+    // Inside a byte run (a JSON string, a character class loop) the tokens made of the run's
+    // bytes are allowed at once and only the rest of the other tokens is walked.
     void allowed_tokens(const TokenTrie& trie, std::vector<uint64_t>& mask,
                         MaskCache* cache = nullptr);
+
+    // Off: every mask is the plain walk of the whole trie (the reference the fast path is
+    // tested against). min_nodes: the trie nodes a run must cover for the fast path to be
+    // taken (below that the plain walk is as cheap; tests lower it to exercise the path).
+    void set_fast_paths(bool on, uint32_t min_nodes = 4096) {
+        fast_paths_ = on;
+        min_run_nodes_ = min_nodes;
+    }
 
   private:
     struct Item {
@@ -64,6 +75,14 @@ class Matcher {
     void reset_dedup(size_t expected);
     uint64_t state_hash();
     void walk_trie(const TokenTrie& trie, std::vector<uint64_t>& mask);
+    void walk_nodes(const TokenTrie& trie, std::vector<uint64_t>& mask,
+                    const std::bitset<256>* skip_first);
+    void walk_escapes(const TokenTrie& escapes, std::vector<uint64_t>& mask,
+                      const std::bitset<256>& first);
+    bool walk_run(const TokenTrie& trie, std::vector<uint64_t>& mask);
+    uint32_t largest_group(const std::vector<uint32_t>& weight, std::bitset<256>& group) const;
+    enum class RunScan : uint8_t { None, Alike, Mixed };
+    RunScan scan_of(const std::bitset<256>& run) const;
 
     std::shared_ptr<const Grammar> g_;
     std::vector<Item> items_;
@@ -77,6 +96,8 @@ class Matcher {
     std::vector<uint32_t> dedup_gen_;
     uint32_t gen_ = 0;
     size_t dedup_count_ = 0;
+    bool fast_paths_ = true;
+    uint32_t min_run_nodes_ = 4096;
 };
 
 }  // namespace kite::grammar

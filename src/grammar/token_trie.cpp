@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "grammar/byte_runs.h"
+
 namespace kite::grammar {
 
 // Sorting the tokens by their bytes gives the trie's depth-first order directly: a node is a
@@ -35,6 +37,9 @@ TokenTrie::TokenTrie(const std::vector<std::string>& token_bytes, std::vector<in
         nodes_[open.back()].tokens_end = static_cast<uint32_t>(token_ids_.size());
     }
     for (uint32_t i : open) nodes_[i].subtree_end = static_cast<uint32_t>(nodes_.size());
+    for (size_t i = 0; i < nodes_.size(); i = nodes_[i].subtree_end)
+        nodes_under_[nodes_[i].byte] = static_cast<uint32_t>(nodes_[i].subtree_end - i);
+    byte_runs_ = std::make_shared<ByteRunsCache>();
 }
 
 }  // namespace kite::grammar

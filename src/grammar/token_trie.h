@@ -4,10 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace kite::grammar {
+
+class ByteRunsCache;
 
 class TokenTrie {
   public:
@@ -28,12 +31,18 @@ class TokenTrie {
     const std::vector<int32_t>& stop_tokens() const { return stop_tokens_; }
     size_t n_vocab() const { return n_vocab_; }
     size_t mask_words() const { return (n_vocab_ + 63) / 64; }
+    // Nodes under each first byte (the size of that top-level subtree): what a walk costs.
+    uint32_t nodes_under(uint8_t first) const { return nodes_under_[first]; }
+    // The vocabulary split by byte runs, built lazily and shared by every matcher.
+    ByteRunsCache& byte_runs() const { return *byte_runs_; }
 
   private:
     std::vector<Node> nodes_;
     std::vector<int32_t> token_ids_;
     std::vector<int32_t> stop_tokens_;
     size_t n_vocab_ = 0;
+    std::vector<uint32_t> nodes_under_ = std::vector<uint32_t>(256, 0);
+    std::shared_ptr<ByteRunsCache> byte_runs_;
 };
 
 }  // namespace kite::grammar

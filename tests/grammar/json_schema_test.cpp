@@ -3,6 +3,7 @@
 // refused with their name.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -128,6 +129,72 @@ TEST(GrammarJsonSchema, JsonModeAcceptsAnyObject) {
     EXPECT_TRUE(m.advance(R"({"a":[1,{"b":null}],"c":"é\n"})") && m.can_stop());
     Matcher n(json_object_grammar());
     EXPECT_FALSE(n.advance("[1]"));
+}
+
+}  // namespace
+}  // namespace kite::grammar
+
+namespace kite::grammar {
+namespace {
+
+// Schemas built to make compilation blow up are refused with an error naming why, quickly.
+class GrammarCompileBound : public ::testing::Test {
+  protected:
+    static std::string refused(const ordered_json& schema) {
+        const auto start = std::chrono::steady_clock::now();
+        std::string error;
+        try {
+            compile_json_schema(schema);
+        } catch (const GrammarError& e) {
+            error = e.what();
+        }
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        EXPECT_LT(seconds, 2.0) << error;  // measured: well under 0.5 s each
+        return error;
+    }
+};
+
+TEST_F(GrammarCompileBound, RefsWithSiblingsThatDoubleAtEveryLevel) {
+    // Each level copies the next one twice (a $ref beside another keyword is inlined): 2^40.
+    ordered_json defs = ordered_json::object();
+    for (int i = 0; i < 40; ++i) {
+        const std::string next = "#/$defs/d" + std::to_string(i + 1);
+        defs["d" + std::to_string(i)] = {
+            {"anyOf", {{{"$ref", next}, {"minLength", 1}}, {{"$ref", next}, {"maxLength", 9}}}}};
+    }
+    defs["d40"] = {{"type", "string"}};
+    const ordered_json schema = {{"$defs", defs}, {"$ref", "#/$defs/d0"}, {"title", "x"}};
+    EXPECT_NE(refused(schema).find("subschemas"), std::string::npos);
+}
+
+TEST_F(GrammarCompileBound, DeepNesting) {
+    ordered_json schema = {{"type", "string"}};
+    for (int i = 0; i < 300; ++i) schema = {{"type", "object"}, {"properties", {{"a", schema}}}};
+    EXPECT_NE(refused(schema).find("nests too deeply"), std::string::npos);
+}
+
+TEST_F(GrammarCompileBound, HugeCountedRepetition) {
+    EXPECT_NE(refused({{"type", "string"}, {"minLength", 50'000'000}}).find("too large"),
+              std::string::npos);
+    EXPECT_NE(refused({{"type", "array"},
+                       {"items", {{"type", "string"}, {"maxLength", 900'000}}},
+                       {"minItems", 100'000}})
+                  .find("too large"),
+              std::string::npos);
+}
+
+TEST_F(GrammarCompileBound, WideAnyOfOfPatternsStaysBounded) {
+    // 30 anyOf of 30 branches each, every branch a pattern: compiles or is refused, but fast.
+    ordered_json props = ordered_json::object();
+    for (int i = 0; i < 30; ++i) {
+        ordered_json branches = ordered_json::array();
+        for (int j = 0; j < 30; ++j)
+            branches.push_back(
+                {{"type", "string"}, {"pattern", "^[a-z]{1,20}" + std::to_string(j) + "$"}});
+        props["p" + std::to_string(i)] = {{"anyOf", branches}};
+    }
+    refused({{"type", "object"}, {"properties", props}});
 }
 
 }  // namespace
