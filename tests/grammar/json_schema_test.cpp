@@ -1,6 +1,7 @@
 // JSON Schema front end: instances checked against what the JSON Schema specification (and
 // Python's jsonschema, which labels the conformance data) says, and unsupported keywords
 // refused with their name.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -159,8 +160,8 @@ TEST_F(GrammarCompileBound, RefsWithSiblingsThatDoubleAtEveryLevel) {
     // Each level copies the next one twice (a $ref beside another keyword is inlined): 2^40.
     ordered_json defs = ordered_json::object();
     for (int i = 0; i < 40; ++i) {
-        const std::string next = "#/$defs/d" + std::to_string(i + 1);
-        defs["d" + std::to_string(i)] = {
+        const std::string next = fmt::format("#/$defs/d{}", i + 1);
+        defs[fmt::format("d{}", i)] = {
             {"anyOf", {{{"$ref", next}, {"minLength", 1}}, {{"$ref", next}, {"maxLength", 9}}}}};
     }
     defs["d40"] = {{"type", "string"}};
@@ -191,8 +192,8 @@ TEST_F(GrammarCompileBound, WideAnyOfOfPatternsStaysBounded) {
         ordered_json branches = ordered_json::array();
         for (int j = 0; j < 30; ++j)
             branches.push_back(
-                {{"type", "string"}, {"pattern", "^[a-z]{1,20}" + std::to_string(j) + "$"}});
-        props["p" + std::to_string(i)] = {{"anyOf", branches}};
+                {{"type", "string"}, {"pattern", fmt::format("^[a-z]{{1,20}}{}$", j)}});
+        props[fmt::format("p{}", i)] = {{"anyOf", branches}};
     }
     refused({{"type", "object"}, {"properties", props}});
 }
