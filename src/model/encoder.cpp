@@ -1,6 +1,7 @@
 // The forward pass of an encoder (Architecture::encoder): every input in one ragged batch,
 // each token attending all tokens of its own input (kernels/attention/span_attention.h), no
-// KV cache, and one pooled vector per input. Post-norm: LayerNorm(x + attention(x)), then LayerNorm(x + feed_forward(x)).
+// KV cache, and one pooled vector per input. Post-norm: LayerNorm(x + attention(x)), then
+// LayerNorm(x + feed_forward(x)).
 #include <algorithm>
 #include <cmath>
 
@@ -8,6 +9,7 @@
 #include "kernels/attention/span_attention.h"
 #include "kernels/ops/ops.h"
 #include "model/model.h"
+#include "model/pooling.h"
 #include "quant/convert.h"
 
 namespace kite {
@@ -28,17 +30,6 @@ void layer_norm_rows(float* x, const std::vector<float>& weight, const std::vect
                      int64_t n, int64_t width, float eps) {
     for (int64_t r = 0; r < n; ++r)
         layer_norm(x + r * width, weight.data(), bias.data(), x + r * width, width, eps);
-}
-
-// One vector of n rows: their mean, the first ([CLS]) or the last.
-void pool_rows(Pooling pooling, const float* rows, int64_t n, int64_t width, float* out) {
-    if (pooling == Pooling::Cls || pooling == Pooling::Last) {
-        const float* row = rows + (pooling == Pooling::Cls ? 0 : n - 1) * width;
-        std::copy(row, row + width, out);
-        return;
-    }
-    for (int64_t r = 0; r < n; ++r) add_in_place(out, rows + r * width, width);
-    for (int64_t i = 0; i < width; ++i) out[i] /= static_cast<float>(n);
 }
 
 }  // namespace
@@ -77,7 +68,7 @@ void Model::encoder_layer(int64_t l, const EncoderSpans& spans, int64_t T, RunSt
 
 // One batch of whole inputs: embeddings (token + segment 0), their LayerNorm, the layers, and
 // the pooled rows appended to `out`.
-void Model::encode_batch(std::span<const std::vector<int32_t>> inputs, RunState& s,
+void Model::encode_batch(std::span<const std::vector<int32_t>> inputs, Pooling pooling, RunState& s,
                          ThreadPool& pool, std::vector<float>& out) const {
     const ModelConfig& c = config_;
     EncoderSpans spans;
@@ -108,16 +99,18 @@ void Model::encode_batch(std::span<const std::vector<int32_t>> inputs, RunState&
         const auto n = int64_t(input.size());
         const size_t at = out.size();
         out.resize(at + size_t(c.n_embd), 0.0f);
-        pool_rows(c.pooling, &s.x[begin * c.n_embd], n, c.n_embd, &out[at]);
+        pool_rows(pooling, &s.x[begin * c.n_embd], n, c.n_embd, &out[at]);
         begin += n;
     }
 }
 
-std::vector<float> Model::embed(std::span<const std::vector<int32_t>> inputs,
-                                ThreadPool& pool) const {
+std::vector<float> Model::embed(std::span<const std::vector<int32_t>> inputs, ThreadPool& pool,
+                                Pooling pooling) const {
     const ModelConfig& c = config_;
-    if (!c.arch->encoder)
-        fail("'{}' is a generative model ({}); it cannot embed", file_->name(), c.architecture);
+    if (pooling == Pooling::None) pooling = c.pooling;
+    if (pooling == Pooling::None)
+        fail("'{}' is a generative model ({}); it embeds with a pooling given (mean or last)",
+             file_->name(), c.architecture);
     int64_t longest = 0;
     for (const std::vector<int32_t>& input : inputs) {
         if (input.empty()) fail("an input to embed has no tokens");
@@ -138,7 +131,11 @@ std::vector<float> Model::embed(std::span<const std::vector<int32_t>> inputs,
         while (last < inputs.size() &&
                (last == first || tokens + int64_t(inputs[last].size()) <= kBatchTokens))
             tokens += int64_t(inputs[last++].size());
-        encode_batch(inputs.subspan(first, last - first), s, pool, out);
+        const auto batch = inputs.subspan(first, last - first);
+        if (c.arch->encoder)
+            encode_batch(batch, pooling, s, pool, out);
+        else
+            embed_decoder_batch(batch, pooling, s, pool, out);
         first = last;
     }
     return out;
