@@ -154,3 +154,19 @@ def test_a_generative_model_embeds_with_a_pooling():
         assert r.usage.prompt_tokens == sum(c["tokens"] for c in cases)
     finally:
         s.stop()
+
+
+def test_concurrent_requests_get_their_own_vectors(embed_server):
+    """Requests that wait together go through the encoder as one batch; each gets its own."""
+    import concurrent.futures
+    c = embed_server.client()
+    groups = [PARAGRAPHS[i:i + 5] for i in range(0, 20, 5)]
+    alone = [[d.embedding for d in c.embeddings.create(model="nomic-embed-v1.5", input=g).data] for g in groups]
+    with concurrent.futures.ThreadPoolExecutor(len(groups)) as pool:
+        together = list(pool.map(
+            lambda g: [d.embedding for d in c.embeddings.create(model="nomic-embed-v1.5", input=g).data],
+            groups))
+    for a, t in zip(alone, together):
+        assert len(a) == len(t) == 5
+        for x, y in zip(a, t):
+            assert cosine(x, y) > 0.99999
