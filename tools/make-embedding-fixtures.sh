@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
-# Reference embeddings of nomic-embed-text-v1.5 from llama.cpp's llama-embedding, for
-# tests/model/encoder_test.cpp: tests/fixtures/embeddings/nomic.json.
+# Reference embeddings from llama.cpp's llama-embedding, for tests/model/encoder_test.cpp
+# (nomic-embed-text-v1.5: tests/fixtures/embeddings/nomic.json) and
+# tests/model/decoder_embed_test.cpp (generative models pooled by mean and by last token:
+# smollm2-{mean,last}.json, qwen2.5-coder-0.5b-last.json).
 #   bash tools/make-embedding-fixtures.sh
 # LLAMA_EMBEDDING: a llama-embedding binary to use instead of building llama.cpp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-model="${KITE_EMBED_MODEL:-models/nomic-embed-v1.5.gguf}"
-[[ -f "$model" ]] || bash scripts/install-model.sh nomic-embed-v1.5
+for name in nomic-embed-v1.5 smollm2-135m qwen2.5-coder-0.5b; do
+    [[ -f "models/$name.gguf" ]] || bash scripts/install-model.sh "$name"
+done
 binary="${LLAMA_EMBEDDING:-}"
 if [[ -z "$binary" ]]; then
     binary="$(bash tools/llamacpp/build.sh | tail -1)/llama-embedding"
 fi
-python3 tools/make_embedding_fixtures.py "$binary" "$model" tests/fixtures/embeddings/nomic.json
+out=tests/fixtures/embeddings
+fixture() { python3 tools/make_embedding_fixtures.py "$binary" "models/$1.gguf" "$1" "$2" "$3" "$4"; }
+fixture nomic-embed-v1.5 mean 0 "$out/nomic.json"
+# The generative models: texts up to about 400 tokens (the first 19).
+fixture smollm2-135m mean 19 "$out/smollm2-mean.json"
+fixture smollm2-135m last 19 "$out/smollm2-last.json"
+fixture qwen2.5-coder-0.5b last 19 "$out/qwen2.5-coder-0.5b-last.json"

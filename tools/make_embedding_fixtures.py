@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""Reference embeddings for Kite's encoder, from llama.cpp's llama-embedding.
+"""Reference embeddings for Kite's Model::embed, from llama.cpp's llama-embedding.
 
-Runs llama-embedding once per text (mean pooling as the file says, L2 normalisation) on the
-same GGUF Kite loads, and writes the texts, their token counts and their vectors (rounded to
-6 decimals) as JSON. Usage: make_embedding_fixtures.py LLAMA_EMBEDDING MODEL OUT.json
+Runs llama-embedding once over all texts (one prompt per line; --pooling as given, L2
+normalisation) on the same GGUF Kite loads, and writes the texts, their token counts and
+their vectors (rounded to 6 decimals) as JSON.
+Usage: make_embedding_fixtures.py LLAMA_EMBEDDING MODEL NAME POOLING MAX_TEXTS OUT.json
+(an encoder: its own pooling, mean for nomic-embed; a generative model: mean or last of its
+final hidden state after the output norm; MAX_TEXTS: the first that many texts, 0 for all).
 """
 import json
 import re
@@ -40,12 +43,12 @@ TEXTS = [
 ]
 
 
-def run(binary, model, texts):
+def run(binary, model, pooling, texts):
     """All texts in one run (one prompt per line): their token counts and vectors, in order."""
-    cmd = [binary, "-m", model, "-p", "\n".join(texts), "--pooling", "mean",
+    cmd = [binary, "-m", model, "-p", "\n".join(texts), "--pooling", pooling,
            "--embd-normalize", "2", "--embd-output-format", "array", "--verbose-prompt",
            "-c", "4096", "-b", "4096", "-ub", "4096", "-t", "2"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     if r.returncode != 0:
         sys.exit(f"llama-embedding failed:\n{r.stderr[-2000:]}")
     both = r.stdout + r.stderr
@@ -59,15 +62,16 @@ def run(binary, model, texts):
 
 
 def main():
-    binary, model, out = sys.argv[1:4]
-    assert all("\n" not in t for t in TEXTS)
-    tokens, vectors = run(binary, model, TEXTS)
+    binary, model, name, pooling, max_texts, out = sys.argv[1:7]
+    texts = TEXTS[:int(max_texts)] if int(max_texts) > 0 else TEXTS
+    assert all("\n" not in t for t in texts)
+    tokens, vectors = run(binary, model, pooling, texts)
     cases = []
-    for text, n, vector in zip(TEXTS, tokens, vectors):
+    for text, n, vector in zip(texts, tokens, vectors):
         cases.append({"text": text, "tokens": n, "embedding": [round(x, 6) for x in vector]})
         print(f"{n:5d} tokens: {text[:50]!r}", file=sys.stderr)
     with open(out, "w", encoding="utf-8") as f:
-        json.dump({"model": "nomic-embed-v1.5", "pooling": "mean", "normalize": "l2",
+        json.dump({"model": name, "pooling": pooling, "normalize": "l2",
                    "reference": "llama.cpp llama-embedding (llama-cpp-python 0.3.36)",
                    "cases": cases}, f, ensure_ascii=False)
         f.write("\n")

@@ -1,5 +1,6 @@
 // `kite embed`: one embedding vector per input (each TEXT argument, or each line of a file)
-// from an encoder model, pooled as the file says and L2-normalised; --dimensions keeps the
+// from an encoder model, pooled as the file says (or as --pooling says; a generative model
+// pools its final hidden state that way) and L2-normalised; --dimensions keeps the
 // first N values (Matryoshka) and normalises again.
 #include <chrono>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include "core/error.h"
 #include "core/normalize.h"
 #include "model/model.h"
+#include "model/pooling.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kite::cli {
@@ -28,8 +30,17 @@ struct EmbedOptions {
     std::string file;
     std::optional<int64_t> dimensions;  // all of them when not given
     std::string format = "json";
+    std::string pooling;  // empty: the model's own (an encoder's file says)
     int threads = 0;
 };
+
+// --pooling as a Pooling; None (the model's own) when not given.
+Pooling pooling_option(const std::string& name) {
+    if (name.empty()) return Pooling::None;
+    const std::optional<Pooling> p = pooling_from_name(name);
+    if (!p) fail("--pooling '{}' is not a pooling (mean, cls or last)", name);
+    return *p;
+}
 
 // One input per line; an empty line would have no vector, so it is an error.
 std::vector<std::string> read_lines(const std::string& path) {
@@ -59,11 +70,14 @@ void run_embed(const EmbedOptions& o) {
         fail("-o '{}' is not an output format (json or tsv)", o.format);
     const std::vector<std::string> texts = o.file.empty() ? o.texts : read_lines(o.file);
     if (texts.empty()) fail("nothing to embed (give TEXT arguments or -f FILE)");
+    const Pooling pooling = pooling_option(o.pooling);
     LoadedModel m = load_model(o.model, true);
     const ModelConfig& c = m.model->config();
-    if (!m.model->can_embed())
-        fail("'{}' is a generative model ({}); it cannot embed", m.model->file().name(),
-             c.architecture);
+    if (!m.model->can_embed() && pooling == Pooling::None)
+        fail(
+            "'{}' is a generative model ({}); give --pooling mean or last to embed with its "
+            "final hidden state",
+            m.model->file().name(), c.architecture);
     const int64_t dims = o.dimensions.value_or(c.n_embd);
     if (dims < 1 || dims > c.n_embd)
         fail("--dimensions {} is out of range (1 to {})", dims, c.n_embd);
@@ -81,7 +95,7 @@ void run_embed(const EmbedOptions& o) {
     }
     ThreadPool pool(o.threads > 0 ? o.threads : ThreadPool::default_threads());
     const auto start = std::chrono::steady_clock::now();
-    std::vector<float> vectors = m.model->embed(inputs, pool);
+    std::vector<float> vectors = m.model->embed(inputs, pool, pooling);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -96,7 +110,8 @@ void run_embed(const EmbedOptions& o) {
 }  // namespace
 
 void add_embed_command(CLI::App& app) {
-    auto* cmd = app.add_subcommand("embed", "Embedding vectors of texts with an encoder model");
+    auto* cmd = app.add_subcommand(
+        "embed", "Embedding vectors of texts (an embedding model, or a generative one pooled)");
     auto o = std::make_shared<EmbedOptions>();
     cmd->add_option("-m,--model", o->model, "GGUF embedding model (e.g. nomic-embed-v1.5)");
     cmd->add_option("-t,--threads", o->threads, "Threads (default: the physical cores)")
@@ -107,6 +122,9 @@ void add_embed_command(CLI::App& app) {
     cmd->add_option("--dimensions", o->dimensions,
                     "Keep the first N values and normalise again (Matryoshka)");
     cmd->add_option("-o,--output", o->format, "json (an array per line) or tsv");
+    cmd->add_option("--pooling", o->pooling,
+                    "mean, cls or last (default: the embedding model's; a generative model needs "
+                    "one)");
     cmd->callback([o, texts, file] {
         if (!*texts && !*file) throw CLI::RequiredError("TEXT or --file");
         run_embed(*o);

@@ -88,6 +88,28 @@ void print_header(const char* first) {
     fmt::print("{}\n", line);
 }
 
+// An encoder (embedding model): one pass per batch of inputs, no KV cache, no LM head. Its
+// FLOPs grow with the input's length (attention is quadratic in it); the bytes are the
+// weights, read once per batch of kEncoderBatch tokens, and an embedding row per token.
+void print_encoder(const ModelConfig& c, const ModelCost& m, double peak_gflops, double threshold) {
+    constexpr int64_t kEncoderBatch = 2048;  // Model::embed's batch
+    fmt::print("\nencoder ({} layers, H = {}, d_h = {}; inputs in batches of {} tokens):\n",
+               c.n_layers, c.n_heads, c.head_dim, kEncoderBatch);
+    fmt::print(
+        "  encoder FLOPs = 2*P_layers*n + 4*L*H*d_h*n^2 = {:.6g}*n + {:.6g}*n^2 per input "
+        "of n tokens\n",
+        2.0 * static_cast<double>(m.layer_params),
+        4.0 * static_cast<double>(c.n_layers * c.n_heads * c.head_dim));
+    fmt::print("  bytes = W / {} + E_row per token\n", kEncoderBatch);
+    fmt::print("  this machine's weights' peak: {:.1f} GFLOP/s\n", peak_gflops);
+    print_header("input");
+    const double bytes = static_cast<double>(m.weight_bytes()) / kEncoderBatch +
+                         static_cast<double>(m.embd_row_bytes);
+    for (int64_t n : {16, 64, 128, 256, 512, 2048})
+        print_case(fmt::format("n={}", n), {m.encoder_flops(n) / static_cast<double>(n), bytes},
+                   threshold);
+}
+
 void print_model(const std::string& path, const MachinePeaks& peaks, const RooflineOptions& o) {
     std::unique_ptr<GgufFile> file = GgufFile::open(path);
     const ModelConfig c = read_model_config(*file);
@@ -113,6 +135,7 @@ void print_model(const std::string& path, const MachinePeaks& peaks, const Roofl
                                tensor_type_name(type), tb.bytes, tb.bits_per_weight());
     fmt::print("  W by type: {}\n", by_type);
     fmt::print("  E_row = {} bytes (one embedding row per token)\n", m.embd_row_bytes);
+    if (c.arch->encoder) return print_encoder(c, m, peaks.gflops(kind), matmul_threshold);
     fmt::print(
         "  M_kv = 2*b*L*H_kv*d_h = 2*{:g}*{}*{}*{} = {:.0f} bytes per cached token ({} KV)\n", b,
         c.n_layers, c.n_kv_heads, c.head_dim, m.kv_bytes_per_token(b), kv_name);

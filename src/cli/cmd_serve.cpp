@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include "cli/engine_options.h"
 #include "core/error.h"
 #include "grammar/constraint.h"
+#include "model/pooling.h"
 #include "server/api_keys.h"
 #include "server/cors.h"
 #include "server/engine_worker.h"
@@ -39,6 +41,7 @@ struct ServeOptions {
     std::vector<std::string> cors_origins;
     std::string model_name;
     bool no_prefix_caching = false;
+    std::string pooling;  // --pooling: empty for none given
     std::string chat_template;
     int64_t max_connections = 4096;
     double read_timeout_s = 10;
@@ -88,6 +91,11 @@ void serve(const ServeOptions& o) {
     LoadedModel m = load_model(o.engine.model, true);
     EngineConfig config = o.engine.serve_config(m.model->config(), o.max_seqs);
     config.prefix_caching = !o.no_prefix_caching;
+    if (!o.pooling.empty()) {
+        const std::optional<Pooling> pooling = pooling_from_name(o.pooling);
+        if (!pooling) fail("--pooling '{}' is not a pooling (mean, cls or last)", o.pooling);
+        config.embed_pooling = *pooling;
+    }
     if (m.model->can_embed()) {
         // An encoder keeps no KV cache (each input is one pass); the engine gets one block.
         config.max_sequences = 1;
@@ -115,14 +123,13 @@ void serve(const ServeOptions& o) {
     // The longest sequence that can run: the context, or the whole KV cache if smaller.
     served.context_length = std::min(engine.context_length(), engine.kv_capacity_tokens());
     served.kv_window = window;
-    if (engine.can_embed()) {
-        served.embedding_size = engine.embedding_size();
-        served.context_length = m.model->config().n_ctx_train;
-    }
+    if (engine.can_embed()) served.embedding_size = engine.embedding_size();
+    // An encoder's input is one pass of its own: its limit is the model's, not a KV cache's.
+    if (m.model->can_embed()) served.context_length = m.model->config().n_ctx_train;
     // The vocabulary as bytes and its trie, built once for every constrained request.
     grammar::ConstraintCache constraints(
         std::make_shared<const grammar::TokenizerVocab>(grammar::tokenizer_vocab(*m.tokenizer)));
-    if (!engine.can_embed()) served.constraints = &constraints;
+    if (!m.model->can_embed()) served.constraints = &constraints;
 
     server::Metrics metrics;
     server::EngineWorker worker(engine, metrics);
@@ -212,6 +219,9 @@ void add_serve_command(CLI::App& app) {
         ->capture_default_str();
     cmd->add_flag("--no-prefix-caching", o->no_prefix_caching,
                   "Do not reuse the KV blocks of equal prompt prefixes");
+    cmd->add_option("--pooling", o->pooling,
+                    "/v1/embeddings pools this way: mean, cls or last (an embedding model: "
+                    "default its own; a generative model embeds only with one)");
     cmd->callback([o] { serve(*o); });
 }
 

@@ -53,6 +53,9 @@ struct EngineConfig {
     int64_t max_batch_tokens = 512;  // tokens per forward pass (longer prompts are chunked)
     bool prefix_caching = true;      // reuse cached KV blocks of equal prompt prefixes
     SpeculationConfig speculation;   // speculative decoding (off by default)
+    // How embed() pools: None for an encoder's own pooling; a generative model embeds only
+    // with one given (its final hidden state, Model::embed).
+    Pooling embed_pooling = Pooling::None;
 };
 
 // What one step produced for one sequence.
@@ -105,12 +108,14 @@ class Engine {
     // Null without speculation.
     const Drafter* drafter() const { return drafter_.get(); }
 
-    // An encoder model's pooled vectors, one of embedding_size() per input (Model::embed), on
-    // the engine's threads: only from the thread that runs step(). Throws kite::Error.
+    // Pooled vectors, one of embedding_size() per input (Model::embed, pooled as
+    // EngineConfig::embed_pooling says), on the engine's threads: only from the thread that
+    // runs step(). Throws kite::Error.
     std::vector<float> embed(std::span<const std::vector<int32_t>> inputs) {
-        return model_.embed(inputs, pool_);
+        return model_.embed(inputs, pool_, config_.embed_pooling);
     }
-    bool can_embed() const { return model_.can_embed(); }
+    // An encoder, or a generative model given a pooling.
+    bool can_embed() const { return model_.can_embed() || config_.embed_pooling != Pooling::None; }
     int64_t embedding_size() const { return model_.config().n_embd; }
 
     bool has_work() const;

@@ -1,19 +1,23 @@
 // The forward pass of an encoder (Architecture::encoder): every input in one ragged batch,
-// each token attending all tokens of its own input, no KV cache, and one pooled vector per
-// input. Post-norm: LayerNorm(x + attention(x)), then LayerNorm(x + feed_forward(x)).
+// each token attending all tokens of its own input (kernels/attention/span_attention.h), no
+// KV cache, and one pooled vector per input. Post-norm: LayerNorm(x + attention(x)), then
+// LayerNorm(x + feed_forward(x)).
 #include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
+#include "kernels/attention/span_attention.h"
 #include "kernels/ops/ops.h"
 #include "model/model.h"
+#include "model/pooling.h"
 #include "quant/convert.h"
 
 namespace kite {
 
-// Where each token's input starts and ends in the batch, and its position in that input.
+// Where each input starts in the batch (and, last, where the batch ends), and each token's
+// position in its input.
 struct EncoderSpans {
-    std::vector<int64_t> begin, end, position;
+    std::vector<int64_t> starts, position;
 };
 
 namespace {
@@ -26,64 +30,6 @@ void layer_norm_rows(float* x, const std::vector<float>& weight, const std::vect
                      int64_t n, int64_t width, float eps) {
     for (int64_t r = 0; r < n; ++r)
         layer_norm(x + r * width, weight.data(), bias.data(), x + r * width, width, eps);
-}
-
-// Softmax attention of one query head over the keys [begin, end) of its own input. The keys
-// come transposed (kt[d * stride + j]: dimension d of key j), so that the scores of many keys
-// are computed at once, vectorized over the keys.
-void attend(const float* q, const float* kt, int64_t kt_stride, const float* v, int64_t v_stride,
-            float* out, int64_t begin, int64_t end, int64_t head_dim, float scale, float* scores) {
-    const int64_t n = end - begin;
-    std::fill(scores, scores + n, 0.0f);
-    for (int64_t d = 0; d < head_dim; ++d) {
-        const float qd = q[d] * scale;
-        const float* row = kt + d * kt_stride + begin;
-        for (int64_t j = 0; j < n; ++j) scores[j] += qd * row[j];
-    }
-    const float max = *std::max_element(scores, scores + n);
-    float sum = 0;
-    for (int64_t j = 0; j < n; ++j) sum += scores[j] = std::exp(scores[j] - max);
-    std::fill(out, out + head_dim, 0.0f);
-    for (int64_t j = 0; j < n; ++j) {
-        const float p = scores[j] / sum;
-        const float* value = v + (begin + j) * v_stride;
-        for (int64_t d = 0; d < head_dim; ++d) out[d] += p * value[d];
-    }
-}
-
-// Every (head, token) pair is one job, a head's tokens one after another so that its keys and
-// values stay in cache: no causal mask, only the bounds of the token's input.
-void bidirectional_attention(const ModelConfig& c, const EncoderSpans& spans, RunState& s,
-                             int64_t T, ThreadPool& pool) {
-    const int64_t q_width = c.n_heads * c.head_dim, kv_width = c.n_kv_heads * c.head_dim;
-    const int64_t group = c.n_heads / c.n_kv_heads;
-    const auto scale = static_cast<float>(c.attention_scale);
-    std::vector<float> kt(size_t(T * kv_width));  // [kv head][dimension][token]
-    for (int64_t t = 0; t < T; ++t)
-        for (int64_t i = 0; i < kv_width; ++i) kt[size_t(i * T + t)] = s.k[t * kv_width + i];
-    pool.parallel_for(T * c.n_heads, [&](int64_t first, int64_t last, int) {
-        std::vector<float> scores;
-        for (int64_t job = first; job < last; ++job) {
-            const int64_t h = job / T, t = job % T;
-            const int64_t begin = spans.begin[t], end = spans.end[t];
-            scores.resize(size_t(end - begin));
-            const int64_t kv_head = h / group;
-            attend(&s.q[t * q_width + h * c.head_dim], &kt[size_t(kv_head * c.head_dim * T)], T,
-                   &s.v[kv_head * c.head_dim], kv_width, &s.att[t * q_width + h * c.head_dim],
-                   begin, end, c.head_dim, scale, scores.data());
-        }
-    });
-}
-
-// One vector of n rows: their mean, the first ([CLS]) or the last.
-void pool_rows(Pooling pooling, const float* rows, int64_t n, int64_t width, float* out) {
-    if (pooling == Pooling::Cls || pooling == Pooling::Last) {
-        const float* row = rows + (pooling == Pooling::Cls ? 0 : n - 1) * width;
-        std::copy(row, row + width, out);
-        return;
-    }
-    for (int64_t r = 0; r < n; ++r) add_in_place(out, rows + r * width, width);
-    for (int64_t i = 0; i < width; ++i) out[i] /= static_cast<float>(n);
 }
 
 }  // namespace
@@ -105,7 +51,9 @@ void Model::encoder_layer(int64_t l, const EncoderSpans& spans, int64_t T, RunSt
         for (int64_t h = 0; h < c.n_kv_heads; ++h)
             rope_rotate(&s.k[t * kv_width + h * c.head_dim], cos_sin, c.n_rot, c.arch->rope_style);
     }
-    bidirectional_attention(c, spans, s, T, pool);
+    span_attention({c.n_heads, c.n_kv_heads, c.head_dim}, s.q.data(), s.k.data(), s.v.data(),
+                   s.att.data(), {spans.starts.data(), int64_t(spans.starts.size()) - 1},
+                   static_cast<float>(c.attention_scale), pool);
     matmul(w.wo, s.att.data(), T, s.delta.data(), s.scratch.data(), pool);
     add_in_place(s.x.data(), s.delta.data(), T * c.n_embd);
     layer_norm_rows(s.x.data(), w.attn_out_norm, w.attn_out_norm_bias, T, c.n_embd, eps);
@@ -120,18 +68,19 @@ void Model::encoder_layer(int64_t l, const EncoderSpans& spans, int64_t T, RunSt
 
 // One batch of whole inputs: embeddings (token + segment 0), their LayerNorm, the layers, and
 // the pooled rows appended to `out`.
-void Model::encode_batch(std::span<const std::vector<int32_t>> inputs, RunState& s,
+void Model::encode_batch(std::span<const std::vector<int32_t>> inputs, Pooling pooling, RunState& s,
                          ThreadPool& pool, std::vector<float>& out) const {
     const ModelConfig& c = config_;
     EncoderSpans spans;
     std::vector<int32_t> tokens;
     for (const std::vector<int32_t>& input : inputs) {
-        const auto begin = int64_t(tokens.size()), end = begin + int64_t(input.size());
+        spans.starts.push_back(int64_t(tokens.size()));
         for (int64_t i = 0; i < int64_t(input.size()); ++i) {
-            spans.begin.push_back(begin), spans.end.push_back(end), spans.position.push_back(i);
+            spans.position.push_back(i);
             tokens.push_back(input[size_t(i)]);
         }
     }
+    spans.starts.push_back(int64_t(tokens.size()));
     const auto T = int64_t(tokens.size());
     const WeightMatrix& embd = weights_.token_embd;
     std::vector<float> segment(size_t(c.n_embd));
@@ -150,16 +99,18 @@ void Model::encode_batch(std::span<const std::vector<int32_t>> inputs, RunState&
         const auto n = int64_t(input.size());
         const size_t at = out.size();
         out.resize(at + size_t(c.n_embd), 0.0f);
-        pool_rows(c.pooling, &s.x[begin * c.n_embd], n, c.n_embd, &out[at]);
+        pool_rows(pooling, &s.x[begin * c.n_embd], n, c.n_embd, &out[at]);
         begin += n;
     }
 }
 
-std::vector<float> Model::embed(std::span<const std::vector<int32_t>> inputs,
-                                ThreadPool& pool) const {
+std::vector<float> Model::embed(std::span<const std::vector<int32_t>> inputs, ThreadPool& pool,
+                                Pooling pooling) const {
     const ModelConfig& c = config_;
-    if (!c.arch->encoder)
-        fail("'{}' is a generative model ({}); it cannot embed", file_->name(), c.architecture);
+    if (pooling == Pooling::None) pooling = c.pooling;
+    if (pooling == Pooling::None)
+        fail("'{}' is a generative model ({}); it embeds with a pooling given (mean or last)",
+             file_->name(), c.architecture);
     int64_t longest = 0;
     for (const std::vector<int32_t>& input : inputs) {
         if (input.empty()) fail("an input to embed has no tokens");
@@ -180,7 +131,11 @@ std::vector<float> Model::embed(std::span<const std::vector<int32_t>> inputs,
         while (last < inputs.size() &&
                (last == first || tokens + int64_t(inputs[last].size()) <= kBatchTokens))
             tokens += int64_t(inputs[last++].size());
-        encode_batch(inputs.subspan(first, last - first), s, pool, out);
+        const auto batch = inputs.subspan(first, last - first);
+        if (c.arch->encoder)
+            encode_batch(batch, pooling, s, pool, out);
+        else
+            embed_decoder_batch(batch, pooling, s, pool, out);
         first = last;
     }
     return out;

@@ -61,17 +61,22 @@ class Model {
     // ([...][batch.logits_vocab] where that is set).
     const float* forward(const Batch& batch, KvCache& kv, RunState& state, ThreadPool& pool) const;
 
-    // An encoder's embeddings: one pooled vector of n_embd per input (not normalised), in
-    // order. Inputs go through in ragged batches, without padding. Throws kite::Error for a
-    // decoder, an empty input, one longer than the context, or a token id out of range.
-    std::vector<float> embed(std::span<const std::vector<int32_t>> inputs, ThreadPool& pool) const;
+    // Embeddings: one pooled vector of n_embd per input (not normalised), in order. Inputs go
+    // through in ragged batches, without padding. An encoder pools as its file says unless
+    // `pooling` says otherwise; a decoder pools its final hidden state after the output norm
+    // and needs `pooling`. Throws kite::Error for a decoder without one, an empty input, one
+    // longer than the context, or a token id out of range.
+    std::vector<float> embed(std::span<const std::vector<int32_t>> inputs, ThreadPool& pool,
+                             Pooling pooling = Pooling::None) const;
     bool can_embed() const { return config_.arch->encoder; }
 
   private:
     void encoder_layer(int64_t layer, const EncoderSpans& spans, int64_t n_tokens, RunState& s,
                        ThreadPool& pool) const;
-    void encode_batch(std::span<const std::vector<int32_t>> inputs, RunState& s, ThreadPool& pool,
-                      std::vector<float>& out) const;
+    void encode_batch(std::span<const std::vector<int32_t>> inputs, Pooling pooling, RunState& s,
+                      ThreadPool& pool, std::vector<float>& out) const;
+    void embed_decoder_batch(std::span<const std::vector<int32_t>> inputs, Pooling pooling,
+                             RunState& s, ThreadPool& pool, std::vector<float>& out) const;
     void attention_block(int64_t layer, const Batch& batch, KvCache& kv, RunState& s,
                          ThreadPool& pool) const;
     void feed_forward_block(int64_t layer, int64_t n_tokens, RunState& s, ThreadPool& pool) const;

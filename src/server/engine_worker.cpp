@@ -192,6 +192,38 @@ void EngineWorker::publish_gauges() {
     metrics_.set_engine(g);
 }
 
+// Embedding jobs run whole, between two steps (an encoder pass has no state), and the jobs of
+// different clients that wait together go through the encoder as one ragged batch. Should
+// that batch fail, each job runs alone, so that one request's error is not another's.
+void EngineWorker::run_embeds(std::vector<std::shared_ptr<EmbedJob>>& jobs) {
+    if (jobs.size() > 1) {
+        std::vector<std::vector<int32_t>> inputs;
+        for (const auto& job : jobs)
+            for (const auto& input : job->inputs) inputs.push_back(input);
+        try {
+            const std::vector<float> all = engine_.embed(inputs);
+            const auto width = size_t(engine_.embedding_size());
+            size_t at = 0;
+            for (const auto& job : jobs) {
+                const size_t n = job->inputs.size() * width;
+                job->vectors.set_value(
+                    std::vector<float>(all.begin() + long(at), all.begin() + long(at + n)));
+                at += n;
+            }
+            return;
+        } catch (const std::exception&) {
+            // Each job alone below: its own result or its own error.
+        }
+    }
+    for (const auto& job : jobs) {
+        try {
+            job->vectors.set_value(engine_.embed(job->inputs));
+        } catch (...) {
+            job->vectors.set_exception(std::current_exception());
+        }
+    }
+}
+
 void EngineWorker::loop() {
     std::vector<Pending> incoming;
     std::vector<std::shared_ptr<RequestStream>> cancelled;
@@ -208,14 +240,7 @@ void EngineWorker::loop() {
             cancelled.swap(cancelled_);
             embeds.swap(embed_jobs_);
         }
-        // An embedding job runs whole, between two steps (an encoder pass has no state).
-        for (const auto& job : embeds) {
-            try {
-                job->vectors.set_value(engine_.embed(job->inputs));
-            } catch (...) {
-                job->vectors.set_exception(std::current_exception());
-            }
-        }
+        run_embeds(embeds);
         embeds.clear();
         for (Pending& p : incoming) start(p);
         incoming.clear();

@@ -109,6 +109,7 @@ class EngineWorker {
     };
 
     void loop();
+    void run_embeds(std::vector<std::shared_ptr<EmbedJob>>& jobs);
     void start(Pending& p);
     void dispatch(const std::vector<TokenEvent>& events);
     void end_request(RequestStream* request, std::optional<ApiError> error);

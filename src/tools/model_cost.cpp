@@ -67,6 +67,12 @@ double ModelCost::attention_flops(int64_t q, int64_t s) const {
     return 4.0 * static_cast<double>(n_layers * n_heads * head_dim) * keys;
 }
 
+double ModelCost::encoder_flops(int64_t n) const {
+    const auto tokens = static_cast<double>(n);
+    return 2.0 * static_cast<double>(layer_params) * tokens +
+           4.0 * static_cast<double>(n_layers * n_heads * head_dim) * tokens * tokens;
+}
+
 PassCost ModelCost::pass(int64_t n_seqs, int64_t q, int64_t s, double b, bool logits) const {
     const double B = static_cast<double>(n_seqs), T = B * static_cast<double>(q);
     const double head = logits ? 1.0 : 0.0;

@@ -75,6 +75,10 @@ struct ModelCost {
     }
     // A(q, s): attention FLOPs of q new tokens of one sequence over s cached ones.
     double attention_flops(int64_t q, int64_t s) const;
+    // An encoder's FLOPs for one input of n tokens, in one pass with no KV cache and no LM
+    // head: 2 * P_layers * n + 4 * L * H * d_h * n^2 (every token scores all n tokens of its
+    // input, 2 FLOPs per element, and sums as many values, 2 more).
+    double encoder_flops(int64_t n) const;
 
     // One forward pass (see the formulas above). Without logits (a prompt chunk that does
     // not end its prompt) the pass neither reads nor multiplies the LM head.

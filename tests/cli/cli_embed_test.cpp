@@ -47,8 +47,10 @@ TEST(CliEmbed, OneNormalisedVectorPerInput) {
 }
 
 TEST(CliEmbed, RejectsWhatItCannotEmbed) {
-    test::expect_one_line_error(test::run_kite("embed -m '" + test::default_model_path() + "' hi"),
-                                1, "cannot embed");
+    const std::string generative = "embed -m '" + test::default_model_path() + "' ";
+    test::expect_one_line_error(test::run_kite(generative + "hi"), 1, "give --pooling");
+    test::expect_one_line_error(test::run_kite(generative + "--pooling max hi"), 1,
+                                "not a pooling");
     if (nomic().empty()) GTEST_SKIP() << "nomic-embed-v1.5 is not installed";
     const std::string m = "embed -m '" + nomic() + "' ";
     test::expect_one_line_error(test::run_kite(m + "--dimensions 0 hi"), 1, "out of range");

@@ -98,7 +98,8 @@ TEST(Encoder, RejectsInputsItCannotEmbed) {
     EXPECT_THROW(e.model->embed(bad_id, pool), Error);
 }
 
-TEST(Encoder, GenerativeModelCannotEmbed) {
+// Without a pooling (tests/model/decoder_embed_test.cpp: with one).
+TEST(Encoder, GenerativeModelCannotEmbedWithoutAPooling) {
     const auto model = Model::load(test::default_model_path());
     EXPECT_FALSE(model->can_embed());
     ThreadPool pool(1);

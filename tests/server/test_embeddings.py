@@ -1,10 +1,12 @@
 """POST /v1/embeddings with nomic-embed-v1.5 (skipped when it is not installed), through the
 official openai client: retrieval ranks the paragraph that answers a question first, the
 response has OpenAI's shape, and bad input gets a 400 naming the field while the server keeps
-serving. Also: a generative model answers /v1/embeddings, and an embedding model the
-completion routes, with a clear 400."""
+serving. Also: a generative model answers /v1/embeddings with a clear 400, or, served with
+--pooling, with its pooled final hidden state (llama-embedding's vectors, from
+tests/fixtures/embeddings); an embedding model answers the completion routes with a 400."""
 
 import base64
+import json
 import math
 import struct
 
@@ -137,3 +139,34 @@ def test_a_generative_model_cannot_embed():
             s.client().embeddings.create(model="default", input="hello")
     finally:
         s.stop()
+
+
+def test_a_generative_model_embeds_with_a_pooling():
+    fixture = json.loads((ROOT / "tests" / "fixtures" / "embeddings" / "smollm2-last.json")
+                         .read_text(encoding="utf-8"))
+    cases = fixture["cases"][:6]
+    s = Server("--pooling", "last")
+    try:
+        r = s.client().embeddings.create(model="default", input=[c["text"] for c in cases])
+        for c, item in zip(cases, r.data):
+            # 0.999 as in tests/model/decoder_embed_test.cpp (quantized activations differ).
+            assert cosine(item.embedding, c["embedding"]) >= 0.999, c["text"]
+        assert r.usage.prompt_tokens == sum(c["tokens"] for c in cases)
+    finally:
+        s.stop()
+
+
+def test_concurrent_requests_get_their_own_vectors(embed_server):
+    """Requests that wait together go through the encoder as one batch; each gets its own."""
+    import concurrent.futures
+    c = embed_server.client()
+    groups = [PARAGRAPHS[i:i + 5] for i in range(0, 20, 5)]
+    alone = [[d.embedding for d in c.embeddings.create(model="nomic-embed-v1.5", input=g).data] for g in groups]
+    with concurrent.futures.ThreadPoolExecutor(len(groups)) as pool:
+        together = list(pool.map(
+            lambda g: [d.embedding for d in c.embeddings.create(model="nomic-embed-v1.5", input=g).data],
+            groups))
+    for a, t in zip(alone, together):
+        assert len(a) == len(t) == 5
+        for x, y in zip(a, t):
+            assert cosine(x, y) > 0.99999

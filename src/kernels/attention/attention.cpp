@@ -68,20 +68,6 @@ void attend_heads_scalar(const PagedKvLayer& kv, int64_t head_dim, int64_t kv_he
                     stats ? stats + 2 * h : nullptr);
 }
 
-// Read at every call rather than once, so that set_isa_cap takes effect at once.
-AttendHeadsFn choose_kernel(int64_t head_dim, int64_t block_size) {
-#if defined(__x86_64__)
-    const Isa isa = active_isa();
-    if (block_size <= kMaxKernelBlock) {
-        if (isa >= Isa::Avx512 && head_dim % 16 == 0) return attend_heads_avx512;
-        if (isa >= Isa::Avx2 && head_dim % 8 == 0) return attend_heads_avx2;
-    }
-#else
-    (void)head_dim, (void)block_size;
-#endif
-    return attend_heads_scalar;
-}
-
 // The queries of tokens [t0, t0 + n) as the keys are stored: each head scaled by its KV
 // head's query scale and rotated, where the keys are, into `buffer`; q itself otherwise. Once
 // per pass, not per job: a decoding token's many chunks all read the same queries.
@@ -230,6 +216,20 @@ void attend_tokens(AttendHeadsFn attend, const PagedKvLayer& kv, const Attention
 
 }  // namespace
 
+// Read at every call rather than once, so that set_isa_cap takes effect at once.
+AttendHeadsFn choose_attend_heads(int64_t head_dim, int64_t block_size) {
+#if defined(__x86_64__)
+    const Isa isa = active_isa();
+    if (block_size <= kMaxKernelBlock) {
+        if (isa >= Isa::Avx512 && head_dim % 16 == 0) return attend_heads_avx512;
+        if (isa >= Isa::Avx2 && head_dim % 8 == 0) return attend_heads_avx2;
+    }
+#else
+    (void)head_dim, (void)block_size;
+#endif
+    return attend_heads_scalar;
+}
+
 void add_first_key_scores(const PagedKvRows& k, int64_t kv_head, int64_t head_dim, int n_q,
                           const float* q, const QueryBlock* qb, float scale, float* scores,
                           int64_t stride) {
@@ -295,7 +295,7 @@ size_t kv_element_index(TensorType type) {
 void paged_attention(const PagedKvLayer& kv, const AttentionShape& shape, const float* q,
                      float* out, int64_t n_tokens, const int64_t* positions, const int64_t* firsts,
                      const int32_t* const* block_tables, float scale, ThreadPool& pool) {
-    const AttendHeadsFn attend = choose_kernel(shape.head_dim, kv.block_size);
+    const AttendHeadsFn attend = choose_attend_heads(shape.head_dim, kv.block_size);
     for (int64_t t0 = 0; t0 < n_tokens; t0 += kTokensPerPass)
         attend_tokens(attend, kv, shape, q, out, t0, std::min(kTokensPerPass, n_tokens - t0),
                       positions, firsts, block_tables, scale, pool);

@@ -57,6 +57,10 @@ using AttendHeadsFn = void (*)(const PagedKvLayer& kv, int64_t head_dim, int64_t
                                const float* q, const QueryBlock* qb, float* out, int64_t first,
                                int64_t last, const int32_t* block_table, float scale, float* stats);
 
+// The fastest kernel this CPU (under set_isa_cap) has for the head dimension and block size;
+// the scalar reference where no SIMD kernel fits.
+AttendHeadsFn choose_attend_heads(int64_t head_dim, int64_t block_size);
+
 // The SIMD kernels' share of PagedKvRows::first_key, for a block of positions starting at a
 // sequence's position 0: adds scale * q_h . first_key to the score of position 0 of each of
 // the n_q heads, scores[h * stride] (with qb's queries where qb is given).
