@@ -12,7 +12,7 @@ schema='{"json_schema": {"type": "array", "items": {"type": "object", "propertie
 run() {
     bench/serve-load --server kite --model-path "$model" --threads 2 --requests 32 --concurrency 32 \
         --prompt-tokens 32:16 --output-tokens 64 --json "$@" |
-        python3 -c 'import json,sys; r=json.loads(sys.stdin.read()); print(f"{r[\"output_tok_s\"]:.1f}")'
+        python3 -c 'import json,sys; print("%.1f" % json.load(sys.stdin)["output_tok_s"])'
 }
 for i in $(seq "$rounds"); do
     free=$(run)

@@ -80,7 +80,7 @@ class NativeEngine {
     std::unique_ptr<Model> model_;
     std::unique_ptr<Model> draft_;  // the draft model, when there is one
     std::unique_ptr<Tokenizer> tokenizer_;
-    mutable std::optional<ChatTemplate> template_;  // loaded on first use
+    mutable std::optional<ChatTemplate> template_;           // loaded on first use
     std::unique_ptr<grammar::ConstraintCache> constraints_;  // made on first use
     std::unique_ptr<Engine> engine_;
     mutable std::mutex mutex_;
