@@ -77,8 +77,10 @@ def test_bad_generate_arguments(llm):
         llm.detokenize([10**9])
     with pytest.raises(TypeError):
         llm.tokenize(b"bytes")
-    with pytest.raises(NotImplementedError, match="structured output"):
-        llm.chat([{"role": "user", "content": "hi"}], response_format={"type": "json_object"})
+    with pytest.raises(ValueError, match="response_format"):
+        llm.chat([{"role": "user", "content": "hi"}], response_format={"type": "xml"})
+    with pytest.raises(TypeError, match="response_format"):
+        llm.chat([{"role": "user", "content": "hi"}], response_format=["json"])
 
 
 def test_closed_llm_raises():
