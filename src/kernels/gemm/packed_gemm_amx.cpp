@@ -70,21 +70,21 @@ struct Type<TensorType::Q4_1> {
     static const PackedKernels& base() { return avx512::q4_1; }
 };
 template <>
-struct Type<TensorType::Q4_K> {
-    static constexpr int kCols = 32;
-    static constexpr bool kSigned = false, kMin = true;
+struct Type<TensorType::Q4_K> {  // not instantiated while the K-quant tiles are off (below)
+    [[maybe_unused]] static constexpr int kCols = 32;
+    [[maybe_unused]] static constexpr bool kSigned = false, kMin = true;
     static const PackedKernels& base() { return avx512::q4_k; }
 };
 template <>
-struct Type<TensorType::Q5_K> {
-    static constexpr int kCols = 32;
-    static constexpr bool kSigned = false, kMin = true;
+struct Type<TensorType::Q5_K> {  // not instantiated while the K-quant tiles are off (below)
+    [[maybe_unused]] static constexpr int kCols = 32;
+    [[maybe_unused]] static constexpr bool kSigned = false, kMin = true;
     static const PackedKernels& base() { return avx512::q5_k; }
 };
 template <>
-struct Type<TensorType::Q6_K> {
-    static constexpr int kCols = 16;
-    static constexpr bool kSigned = false, kMin = true;
+struct Type<TensorType::Q6_K> {  // not instantiated while the K-quant tiles are off (below)
+    [[maybe_unused]] static constexpr int kCols = 16;
+    [[maybe_unused]] static constexpr bool kSigned = false, kMin = true;
     static const PackedKernels& base() { return avx512::q6_k; }
 };
 
