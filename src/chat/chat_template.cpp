@@ -1,10 +1,9 @@
 #include "chat/chat_template.h"
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "core/error.h"
+#include "core/text_file.h"
 #include "template/template.h"
 
 namespace kite {
@@ -35,14 +34,6 @@ std::string_view builtin_source(std::string_view name) {
     if (name == "llama3") return kLlama3;
     if (name == "llama2") return kLlama2;
     return {};
-}
-
-std::string read_text_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail("cannot read chat template file '{}'", path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
 }
 
 nlohmann::ordered_json messages_json(std::span<const ChatMessage> messages) {
@@ -90,7 +81,7 @@ ChatTemplate ChatTemplate::resolve(const std::string& flag, const GgufFile& file
     const std::string bos = special_token_text(tokenizer, tokenizer.bos());
     const std::string eos = special_token_text(tokenizer, tokenizer.eos());
     if (!builtin_source(flag).empty()) return from_source(flag, bos, eos);
-    return from_source(read_text_file(flag), bos, eos, "'" + flag + "'");
+    return from_source(read_text_file(flag, "chat template file"), bos, eos, "'" + flag + "'");
 }
 
 std::string ChatTemplate::render(std::span<const ChatMessage> messages,

@@ -2,8 +2,6 @@
 // timings on stderr.
 #include <chrono>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -13,6 +11,7 @@
 #include "cli/constraint_option.h"
 #include "cli/engine_options.h"
 #include "core/error.h"
+#include "core/text_file.h"
 
 namespace kite::cli {
 
@@ -30,16 +29,9 @@ struct RunOptions {
     std::string chat_template;
 };
 
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail("cannot read prompt file '{}'", path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 void run(const RunOptions& o) {
-    const std::string prompt = o.prompt_file.empty() ? o.prompt : read_file(o.prompt_file);
+    const std::string prompt =
+        o.prompt_file.empty() ? o.prompt : read_text_file(o.prompt_file, "prompt file");
     if (prompt.empty()) fail("the prompt is empty");
     if (o.chat) require_chat_template(resolve_model_path(o.engine.model));
     GenerationParams params = o.sampling.resolve();

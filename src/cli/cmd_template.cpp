@@ -1,14 +1,13 @@
 // `kite template`: renders one chat context with a chat template and prints exactly the
 // result, to check what a model will be prompted with.
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "chat/chat_template.h"
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/text_file.h"
 #include "template/template.h"
 
 namespace kite::cli {
@@ -21,18 +20,10 @@ struct TemplateOptions {
     std::string context_file;
 };
 
-std::string read_file(const std::string& path, const char* what) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail("cannot read {} '{}'", what, path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 // A context needs a messages array of objects with a string role; the rest is the template's.
 nlohmann::ordered_json read_context(const std::string& path) {
     const auto context =
-        nlohmann::ordered_json::parse(read_file(path, "context file"), nullptr, false);
+        nlohmann::ordered_json::parse(read_text_file(path, "context file"), nullptr, false);
     if (context.is_discarded()) fail("the context file '{}' is not valid JSON", path);
     if (!context.is_object()) fail("the context file '{}' must hold a JSON object", path);
     const auto messages = context.find("messages");
@@ -63,7 +54,7 @@ void render(const TemplateOptions& o) {
             source = *s;
         }
     }
-    if (!o.template_file.empty()) source = read_file(o.template_file, "template file");
+    if (!o.template_file.empty()) source = read_text_file(o.template_file, "template file");
     if (!context.contains("add_generation_prompt")) context["add_generation_prompt"] = false;
     std::string out;
     try {

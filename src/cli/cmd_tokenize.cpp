@@ -1,8 +1,6 @@
 // `kite tokenize`: the tokens a model's tokenizer makes of a text, one per line, or the ids
 // as a JSON array.
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/text_file.h"
 #include "core/utf8.h"
 #include "gguf/gguf_file.h"
 #include "tokenizer/tokenizer.h"
@@ -26,17 +25,6 @@ struct TokenizeOptions {
     bool ids_only = false;
     bool no_special = false;
 };
-
-std::string read_text_file(const std::string& path) {
-    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
-    if (!f) fail("cannot read '{}': {}", path, std::strerror(errno));
-    std::string text;
-    char buffer[1 << 16];
-    size_t n;
-    while ((n = std::fread(buffer, 1, sizeof buffer, f.get())) > 0) text.append(buffer, n);
-    if (std::ferror(f.get())) fail("cannot read '{}': {}", path, std::strerror(errno));
-    return text;
-}
 
 // One character of a token for display: control characters, quotes and backslashes escaped.
 void append_escaped(uint32_t cp, std::string_view utf8, std::string& out) {
@@ -96,7 +84,7 @@ std::string format_tokens(const Tokenizer& tok, const std::vector<int32_t>& ids)
 }
 
 void run_tokenize(const TokenizeOptions& o) {
-    const std::string text = o.file.empty() ? o.text : read_text_file(o.file);
+    const std::string text = o.file.empty() ? o.text : read_text_file(o.file, "input file");
     const std::unique_ptr<GgufFile> file = GgufFile::open(resolve_model_path(o.model));
     const std::unique_ptr<Tokenizer> tok = Tokenizer::from_gguf(*file);
     const bool special = !o.no_special;

@@ -1,23 +1,9 @@
 #include "cli/constraint_option.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "core/error.h"
+#include "core/text_file.h"
 
 namespace kite::cli {
-
-namespace {
-
-std::string read_flag_file(const std::string& path, const char* flag) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail("{}: cannot read '{}'", flag, path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-}  // namespace
 
 void ConstraintOptions::add_to(CLI::App& cmd) {
     auto* schema = cmd.add_option("--json-schema", json_schema_file,
@@ -38,14 +24,14 @@ std::shared_ptr<const grammar::Constraint> ConstraintOptions::compile(
     const char* flag = nullptr;
     if (!json_schema_file.empty()) {
         spec.kind = ConstraintKind::JsonSchema;
-        spec.text = read_flag_file(json_schema_file, "--json-schema");
+        spec.text = read_text_file(json_schema_file, "--json-schema file");
         flag = "--json-schema";
     } else if (json) {
         spec.kind = ConstraintKind::JsonObject;
         flag = "--json";
     } else if (!grammar_file.empty()) {
         spec.kind = ConstraintKind::Gbnf;
-        spec.text = read_flag_file(grammar_file, "--grammar");
+        spec.text = read_text_file(grammar_file, "--grammar file");
         flag = "--grammar";
     } else if (!regex.empty()) {
         spec.kind = ConstraintKind::Regex;
