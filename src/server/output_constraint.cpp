@@ -132,10 +132,19 @@ std::optional<ConstraintSpec> forced_tool_call(const ojson& body, const ServedMo
     return ConstraintSpec{ConstraintKind::JsonSchema, schema.dump(), frame.before, frame.after};
 }
 
-}  // namespace
+// Whether any field that may constrain output is present (not null).
+bool names_a_constraint(const nlohmann::json& body) {
+    const auto present = [&](const char* name) {
+        const auto it = body.find(name);
+        return it != body.end() && !it->is_null();
+    };
+    for (const ConstraintField& f : kFields)
+        if (present(f.name)) return true;
+    return present("tool_choice");
+}
 
-std::shared_ptr<const grammar::Constraint> output_constraint(const ojson& body,
-                                                             const ServedModel& model) {
+std::shared_ptr<const grammar::Constraint> constraint_of(const ojson& body,
+                                                         const ServedModel& model) {
     std::optional<ConstraintSpec> spec;
     const char* given = nullptr;
     for (const ConstraintField& f : kFields) {
@@ -163,6 +172,16 @@ std::shared_ptr<const grammar::Constraint> output_constraint(const ojson& body,
     } catch (const std::exception& e) {
         bad_request(given, "'{}' cannot be enforced: {}", given, e.what());
     }
+}
+
+}  // namespace
+
+std::shared_ptr<const grammar::Constraint> output_constraint(std::string_view body_text,
+                                                             const nlohmann::json& body,
+                                                             const ServedModel& model) {
+    if (!names_a_constraint(body)) return nullptr;
+    // Parsed again keeping key order: a schema's properties are written in its order.
+    return constraint_of(ojson::parse(body_text), model);
 }
 
 }  // namespace kite::server

@@ -13,16 +13,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include "chat/chat_template.h"
 #include "grammar/constraint.h"
 
 namespace kite::server {
 
 struct ServedModel;
 
-// The constraint a request asks for, or null. `tool_choice` and `tools` as the chat request
-// gave them (null when absent); `chat_template` is needed for a forced tool call.
-std::shared_ptr<const grammar::Constraint> output_constraint(const nlohmann::ordered_json& body,
+// The constraint a request asks for, or null. `body` is `body_text` parsed; the text is
+// parsed again, keeping key order, only when a constraint field is present. A forced tool
+// call needs the model's chat template.
+std::shared_ptr<const grammar::Constraint> output_constraint(std::string_view body_text,
+                                                             const nlohmann::json& body,
                                                              const ServedModel& model);
 
 }  // namespace kite::server

@@ -365,8 +365,7 @@ CompletionRequest parse_completion_request(std::string_view body_text, bool chat
         r.logprobs = static_cast<int32_t>(integer(body, "logprobs", 0, kMaxTopLogprobs, -1));
         r.prompts = completion_prompts(body, *model.tokenizer);
     }
-    // Parsed again keeping key order: a schema's properties are written in its order.
-    p.constraint = output_constraint(ojson::parse(body_text), model);
+    p.constraint = output_constraint(body_text, body, model);
     p.logprobs = r.logprobs;
     if (r.prompts.size() * static_cast<size_t>(r.n) > kMaxChoices)
         bad_request("n", "at most {} choices per request (prompts times n)", kMaxChoices);
