@@ -119,7 +119,8 @@ class Writer:
 
     def int32s(self, key, values):
         self._key(key, ARRAY)
-        self.kv.write(struct.pack("<IQ", INT32, len(values)) + struct.pack(f"<{len(values)}i", *values))
+        self.kv.write(struct.pack("<IQ", INT32, len(values)))
+        self.kv.write(struct.pack(f"<{len(values)}i", *values))
 
     def write(self, path, tensors):
         infos, offset = io.BytesIO(), 0
