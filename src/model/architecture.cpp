@@ -113,8 +113,8 @@ constexpr TensorSpec kNomicBertLayer[] = {
     {"layer_output_norm.bias", LayerOutNormBias, Embd},
 };
 
-// BERT: learned absolute positions, separate Q/K/V, biases on every matrix, a GELU
-// feed-forward without a gate.
+// BERT: learned absolute positions, separate Q/K/V, biases on every matrix (optional, as
+// llama.cpp's loader has them), a GELU feed-forward without a gate.
 constexpr TensorSpec kBertModel[] = {
     {"token_embd.weight", TokenEmbd, Embd, Vocab},
     {"token_types.weight", TokenTypes, Embd, Segments},
@@ -125,19 +125,19 @@ constexpr TensorSpec kBertModel[] = {
 
 constexpr TensorSpec kBertLayer[] = {
     {"attn_q.weight", AttnQ, Embd, QWidth},
-    {"attn_q.bias", AttnQBias, QWidth},
+    {"attn_q.bias", AttnQBias, QWidth, One, false},
     {"attn_k.weight", AttnK, Embd, KvWidth},
-    {"attn_k.bias", AttnKBias, KvWidth},
+    {"attn_k.bias", AttnKBias, KvWidth, One, false},
     {"attn_v.weight", AttnV, Embd, KvWidth},
-    {"attn_v.bias", AttnVBias, KvWidth},
+    {"attn_v.bias", AttnVBias, KvWidth, One, false},
     {"attn_output.weight", AttnOutput, QWidth, Embd},
-    {"attn_output.bias", AttnOutputBias, Embd},
+    {"attn_output.bias", AttnOutputBias, Embd, One, false},
     {"attn_output_norm.weight", AttnOutNorm, Embd},
     {"attn_output_norm.bias", AttnOutNormBias, Embd},
     {"ffn_up.weight", FfnUp, Embd, Ff},
-    {"ffn_up.bias", FfnUpBias, Ff},
+    {"ffn_up.bias", FfnUpBias, Ff, One, false},
     {"ffn_down.weight", FfnDown, Ff, Embd},
-    {"ffn_down.bias", FfnDownBias, Embd},
+    {"ffn_down.bias", FfnDownBias, Embd, One, false},
     {"layer_output_norm.weight", LayerOutNorm, Embd},
     {"layer_output_norm.bias", LayerOutNormBias, Embd},
 };
