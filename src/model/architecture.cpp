@@ -113,6 +113,35 @@ constexpr TensorSpec kNomicBertLayer[] = {
     {"layer_output_norm.bias", LayerOutNormBias, Embd},
 };
 
+// BERT: learned absolute positions, separate Q/K/V, biases on every matrix (optional, as
+// llama.cpp's loader has them), a GELU feed-forward without a gate.
+constexpr TensorSpec kBertModel[] = {
+    {"token_embd.weight", TokenEmbd, Embd, Vocab},
+    {"token_types.weight", TokenTypes, Embd, Segments},
+    {"position_embd.weight", PositionEmbd, Embd, Ctx},
+    {"token_embd_norm.weight", TokenEmbdNorm, Embd},
+    {"token_embd_norm.bias", TokenEmbdNormBias, Embd},
+};
+
+constexpr TensorSpec kBertLayer[] = {
+    {"attn_q.weight", AttnQ, Embd, QWidth},
+    {"attn_q.bias", AttnQBias, QWidth, One, false},
+    {"attn_k.weight", AttnK, Embd, KvWidth},
+    {"attn_k.bias", AttnKBias, KvWidth, One, false},
+    {"attn_v.weight", AttnV, Embd, KvWidth},
+    {"attn_v.bias", AttnVBias, KvWidth, One, false},
+    {"attn_output.weight", AttnOutput, QWidth, Embd},
+    {"attn_output.bias", AttnOutputBias, Embd, One, false},
+    {"attn_output_norm.weight", AttnOutNorm, Embd},
+    {"attn_output_norm.bias", AttnOutNormBias, Embd},
+    {"ffn_up.weight", FfnUp, Embd, Ff},
+    {"ffn_up.bias", FfnUpBias, Ff, One, false},
+    {"ffn_down.weight", FfnDown, Ff, Embd},
+    {"ffn_down.bias", FfnDownBias, Embd, One, false},
+    {"layer_output_norm.weight", LayerOutNorm, Embd},
+    {"layer_output_norm.bias", LayerOutNormBias, Embd},
+};
+
 constexpr std::array kArchitectures = {
     Architecture{"llama", kLlamaModel, kLlamaLayer, RopeStyle::Interleaved, Activation::SwiGlu,
                  false, 0},
@@ -126,6 +155,9 @@ constexpr std::array kArchitectures = {
     Architecture{"phi3", kPhi3Model, kPhi3Layer, RopeStyle::Halves, Activation::SwiGlu, false, 0},
     Architecture{"nomic-bert", kNomicBertModel, kNomicBertLayer, RopeStyle::Halves,
                  Activation::SwiGlu, false, 0, true},
+    // The RoPE style is unused: BERT's positions are the embedding rows it adds.
+    Architecture{"bert", kBertModel, kBertLayer, RopeStyle::Halves, Activation::GeluTanh, false, 0,
+                 true},
 };
 
 }  // namespace

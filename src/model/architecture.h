@@ -25,6 +25,7 @@ enum class Dim {
     Vocab,     // n_vocab
     RotHalf,   // n_rot / 2: RoPE frequency factors
     Segments,  // n_token_types: BERT's segment (token type) embeddings
+    Ctx,       // n_ctx_train: BERT's learned position embeddings, one row per position
 };
 
 // Where a bound tensor goes (LayerWeights / ModelWeights have one field per role).
@@ -40,12 +41,15 @@ enum class Role {
     AttnQNorm,
     AttnKNorm,
     AttnOutput,
+    AttnOutputBias,
     AttnPostNorm,
     FfnNorm,
     FfnGate,
     FfnUp,
+    FfnUpBias,
     FfnGateUp,
     FfnDown,
+    FfnDownBias,
     FfnPostNorm,
     // An encoder's LayerNorms after the attention and after the feed-forward sub-layer
     AttnOutNorm,
@@ -59,7 +63,8 @@ enum class Role {
     RopeFreqs,
     RopeFactorsShort,
     RopeFactorsLong,
-    TokenTypes,  // an encoder's segment embeddings; inputs are all segment 0
+    TokenTypes,    // an encoder's segment embeddings; inputs are all segment 0
+    PositionEmbd,  // learned absolute positions, added to the input (BERT); none: RoPE
     TokenEmbdNorm,
     TokenEmbdNormBias,
 };
@@ -76,6 +81,9 @@ struct TensorSpec {
 enum class Activation {
     SwiGlu,     // silu(gate) * up
     GeGluTanh,  // gelu(gate) * up, GELU's tanh approximation
+    // gelu(up), no gate: BERT's feed-forward. BERT defines GELU with erf; the tanh
+    // approximation is what llama.cpp computes, and differs from it by under 1e-3.
+    GeluTanh,
 };
 
 struct Architecture {

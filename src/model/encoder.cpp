@@ -1,7 +1,8 @@
 // The forward pass of an encoder (Architecture::encoder): every input in one ragged batch,
 // each token attending all tokens of its own input (kernels/attention/span_attention.h), no
 // KV cache, and one pooled vector per input. Post-norm: LayerNorm(x + attention(x)), then
-// LayerNorm(x + feed_forward(x)).
+// LayerNorm(x + feed_forward(x)). Positions are rotary (nomic-bert) or learned embeddings added
+// to the input (bert); biases are added where the file has them.
 #include <algorithm>
 #include <cmath>
 
@@ -32,17 +33,16 @@ void layer_norm_rows(float* x, const std::vector<float>& weight, const std::vect
         layer_norm(x + r * width, weight.data(), bias.data(), x + r * width, width, eps);
 }
 
-}  // namespace
+// Adds `bias` to each of the n rows of x; nothing when the file has no such bias.
+void add_bias_rows(float* x, const std::vector<float>& bias, int64_t n) {
+    const auto width = int64_t(bias.size());
+    for (int64_t r = 0; r < n && width > 0; ++r) add_in_place(x + r * width, bias.data(), width);
+}
 
-void Model::encoder_layer(int64_t l, const EncoderSpans& spans, int64_t T, RunState& s,
-                          ThreadPool& pool) const {
-    const ModelConfig& c = config_;
-    const LayerWeights& w = weights_.layers[l];
+// RoPE of every query and key head at each token's position in its input.
+void rotate_heads(const ModelConfig& c, int64_t l, const EncoderSpans& spans, int64_t T,
+                  RunState& s) {
     const int64_t q_width = c.n_heads * c.head_dim, kv_width = c.n_kv_heads * c.head_dim;
-    const auto eps = static_cast<float>(c.layer_norm_eps);
-
-    const MatmulTarget qkv[] = {{&w.wq, s.q.data()}, {&w.wk, s.k.data()}, {&w.wv, s.v.data()}};
-    matmul_shared_input(qkv, s.x.data(), T, s.scratch.data(), pool);
     float cos_sin[kMaxRopeDims];
     for (int64_t t = 0; t < T; ++t) {
         rope_angles(c.layers[l].rope, spans.position[t], cos_sin);
@@ -51,23 +51,56 @@ void Model::encoder_layer(int64_t l, const EncoderSpans& spans, int64_t T, RunSt
         for (int64_t h = 0; h < c.n_kv_heads; ++h)
             rope_rotate(&s.k[t * kv_width + h * c.head_dim], cos_sin, c.n_rot, c.arch->rope_style);
     }
+}
+
+// The feed-forward sub-layer of the T rows of s.x, into s.delta: gated (SwiGLU) or a plain
+// GELU of the up projection, as the architecture says.
+void feed_forward(const ModelConfig& c, const LayerWeights& w, int64_t T, RunState& s,
+                  ThreadPool& pool) {
+    if (c.arch->activation == Activation::GeluTanh) {
+        matmul(w.w_up, s.x.data(), T, s.up.data(), s.scratch.data(), pool);
+        add_bias_rows(s.up.data(), w.b_up, T);
+        gelu_tanh(s.up.data(), T * c.n_ff);
+        matmul(w.w_down, s.up.data(), T, s.delta.data(), s.scratch.data(), pool);
+    } else {
+        const MatmulTarget gate_up[] = {{&w.w_gate, s.gate.data()}, {&w.w_up, s.up.data()}};
+        matmul_shared_input(gate_up, s.x.data(), T, s.scratch.data(), pool);
+        swiglu(s.gate.data(), s.up.data(), T * c.n_ff);
+        matmul(w.w_down, s.gate.data(), T, s.delta.data(), s.scratch.data(), pool);
+    }
+    add_bias_rows(s.delta.data(), w.b_down, T);
+}
+
+}  // namespace
+
+void Model::encoder_layer(int64_t l, const EncoderSpans& spans, int64_t T, RunState& s,
+                          ThreadPool& pool) const {
+    const ModelConfig& c = config_;
+    const LayerWeights& w = weights_.layers[l];
+    const auto eps = static_cast<float>(c.layer_norm_eps);
+
+    const MatmulTarget qkv[] = {{&w.wq, s.q.data()}, {&w.wk, s.k.data()}, {&w.wv, s.v.data()}};
+    matmul_shared_input(qkv, s.x.data(), T, s.scratch.data(), pool);
+    add_bias_rows(s.q.data(), w.bq, T);
+    add_bias_rows(s.k.data(), w.bk, T);
+    add_bias_rows(s.v.data(), w.bv, T);
+    // Without learned position embeddings, positions are rotary.
+    if (!weights_.position_embd.data) rotate_heads(c, l, spans, T, s);
     span_attention({c.n_heads, c.n_kv_heads, c.head_dim}, s.q.data(), s.k.data(), s.v.data(),
                    s.att.data(), {spans.starts.data(), int64_t(spans.starts.size()) - 1},
                    static_cast<float>(c.attention_scale), pool);
     matmul(w.wo, s.att.data(), T, s.delta.data(), s.scratch.data(), pool);
+    add_bias_rows(s.delta.data(), w.bo, T);
     add_in_place(s.x.data(), s.delta.data(), T * c.n_embd);
     layer_norm_rows(s.x.data(), w.attn_out_norm, w.attn_out_norm_bias, T, c.n_embd, eps);
 
-    const MatmulTarget gate_up[] = {{&w.w_gate, s.gate.data()}, {&w.w_up, s.up.data()}};
-    matmul_shared_input(gate_up, s.x.data(), T, s.scratch.data(), pool);
-    swiglu(s.gate.data(), s.up.data(), T * c.n_ff);
-    matmul(w.w_down, s.gate.data(), T, s.delta.data(), s.scratch.data(), pool);
+    feed_forward(c, w, T, s, pool);
     add_in_place(s.x.data(), s.delta.data(), T * c.n_embd);
     layer_norm_rows(s.x.data(), w.layer_out_norm, w.layer_out_norm_bias, T, c.n_embd, eps);
 }
 
-// One batch of whole inputs: embeddings (token + segment 0), their LayerNorm, the layers, and
-// the pooled rows appended to `out`.
+// One batch of whole inputs: embeddings (token + segment 0, + position where the model
+// learned them), their LayerNorm, the layers, and the pooled rows appended to `out`.
 void Model::encode_batch(std::span<const std::vector<int32_t>> inputs, Pooling pooling, RunState& s,
                          ThreadPool& pool, std::vector<float>& out) const {
     const ModelConfig& c = config_;
@@ -83,12 +116,17 @@ void Model::encode_batch(std::span<const std::vector<int32_t>> inputs, Pooling p
     spans.starts.push_back(int64_t(tokens.size()));
     const auto T = int64_t(tokens.size());
     const WeightMatrix& embd = weights_.token_embd;
-    std::vector<float> segment(size_t(c.n_embd));
+    const WeightMatrix& positions = weights_.position_embd;
+    std::vector<float> segment(size_t(c.n_embd)), position(size_t(c.n_embd));
     dequantize_row(weights_.token_types.type, weights_.token_types.data, segment.data(), c.n_embd);
     for (int64_t t = 0; t < T; ++t) {
         float* x = &s.x[t * c.n_embd];
         dequantize_row(embd.type, embd.data + tokens[size_t(t)] * embd.row_bytes, x, c.n_embd);
         add_in_place(x, segment.data(), c.n_embd);
+        if (!positions.data) continue;
+        dequantize_row(positions.type, positions.data + spans.position[t] * positions.row_bytes,
+                       position.data(), c.n_embd);
+        add_in_place(x, position.data(), c.n_embd);
     }
     layer_norm_rows(s.x.data(), weights_.token_embd_norm, weights_.token_embd_norm_bias, T,
                     c.n_embd, static_cast<float>(c.layer_norm_eps));

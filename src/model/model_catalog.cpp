@@ -15,6 +15,8 @@ constexpr InstallableModel kModels[] = {
     {"qwen2.5-coder-1.5b", "1.1 GB", "Qwen2.5-Coder-1.5B-Instruct, qwen2, Q4_K_M"},
     {"gemma3-270m", "253 MB", "Gemma 3 270M (base model, no chat template), gemma3, Q4_K_M"},
     {"nomic-embed-v1.5", "274 MB", "nomic-embed-text-v1.5, nomic-bert (embeddings), F16"},
+    {"all-minilm-l6-v2", "46 MB",
+     "all-MiniLM-L6-v2, bert (embeddings), F16 converted from safetensors"},
 };
 
 // The repository root: two levels above build/bin/kite, else where this was compiled (the

@@ -41,6 +41,8 @@ int64_t size_of(Dim d, const ModelConfig& c) {
             return c.n_rot / 2;
         case Dim::Segments:
             return c.n_token_types;
+        case Dim::Ctx:
+            return c.n_ctx_train;
     }
     return 0;
 }
@@ -104,6 +106,9 @@ void bind(const GgufFile& f, const GgufTensor& t, const TensorSpec& spec, const 
         case Role::TokenTypes:
             w.token_types = mat();
             return;
+        case Role::PositionEmbd:
+            w.position_embd = mat();
+            return;
         case Role::TokenEmbdNorm:
             w.token_embd_norm = vec();
             return;
@@ -152,6 +157,9 @@ void bind(const GgufFile& f, const GgufTensor& t, const TensorSpec& spec, const 
         case Role::AttnOutput:
             l.wo = mat();
             return;
+        case Role::AttnOutputBias:
+            l.bo = vec();
+            return;
         case Role::AttnPostNorm:
             l.attn_post_norm = vec();
             return;
@@ -164,6 +172,9 @@ void bind(const GgufFile& f, const GgufTensor& t, const TensorSpec& spec, const 
         case Role::FfnUp:
             l.w_up = mat();
             return;
+        case Role::FfnUpBias:
+            l.b_up = vec();
+            return;
         case Role::FfnGateUp: {  // the gate's rows first, as llama.cpp splits it
             const WeightMatrix gate_up = mat();
             l.w_gate = rows_of(gate_up, 0, c.n_ff);
@@ -172,6 +183,9 @@ void bind(const GgufFile& f, const GgufTensor& t, const TensorSpec& spec, const 
         }
         case Role::FfnDown:
             l.w_down = mat();
+            return;
+        case Role::FfnDownBias:
+            l.b_down = vec();
             return;
         case Role::FfnPostNorm:
             l.ffn_post_norm = vec();
@@ -279,6 +293,7 @@ void pack_matrices(const GgufFile& f, ModelWeights& w, std::optional<TensorType>
     constexpr int64_t kRangeBytes = 1 << 20;  // of the file's rows: ranges of similar cost
     std::vector<Range> ranges;
     auto add = [&](WeightMatrix& m) {
+        if (!m.data) return;  // a matrix the architecture does not have (BERT's gate)
         const WeightMatrix source = m;
         if (requantize && requantizes(m, *requantize)) {
             // Only the packed copy holds the new type's rows: nothing reads m.data again.

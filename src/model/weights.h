@@ -23,9 +23,11 @@ struct LayerWeights {
     std::vector<float> bq, bk, bv;                // biases added to q, k, v
     std::vector<float> attn_q_norm, attn_k_norm;  // RMSNorm of every query / key head
     WeightMatrix wo;
+    std::vector<float> bo;              // bias added to the attention output
     std::vector<float> attn_post_norm;  // RMSNorm of the attention output before the residual
     std::vector<float> ffn_norm;
     WeightMatrix w_gate, w_up, w_down;
+    std::vector<float> b_up, b_down;   // biases of the feed-forward matrices (BERT)
     std::vector<float> ffn_post_norm;  // RMSNorm of the feed-forward output before the residual
     // An encoder's LayerNorms of the residual sums (post-norm), weight and bias.
     std::vector<float> attn_out_norm, attn_out_norm_bias;
@@ -40,8 +42,9 @@ struct ModelWeights {
     // RoPE frequency factors (n_rot / 2 divisors of the angles), empty when absent: Llama 3's,
     // and LongRoPE's for contexts up to and beyond the original length.
     std::vector<float> rope_freqs, rope_factors_short, rope_factors_long;
-    // An encoder's segment embeddings and the LayerNorm of the embedding.
-    WeightMatrix token_types;
+    // An encoder's segment embeddings, its learned position embeddings (BERT; null data:
+    // positions are rotary) and the LayerNorm of the embedding.
+    WeightMatrix token_types, position_embd;
     std::vector<float> token_embd_norm, token_embd_norm_bias;
     std::vector<PackedBytes> packed;  // owns the matrices' packed copies
 };

@@ -105,8 +105,9 @@ std::vector<std::string> listed_after(const std::string& text, const std::string
     return ids;
 }
 
-const std::vector<std::string> kInstallable = {
-    "smollm2-135m", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b", "gemma3-270m", "nomic-embed-v1.5"};
+const std::vector<std::string> kInstallable = {"smollm2-135m",       "qwen2.5-coder-0.5b",
+                                               "qwen2.5-coder-1.5b", "gemma3-270m",
+                                               "nomic-embed-v1.5",   "all-minilm-l6-v2"};
 
 TEST(CliModels, ListsInstalledModelsWithTheirDetails) {
     ModelsDir models;

@@ -40,6 +40,30 @@ TEST(ModelOps, GegluTanhMatchesDefinitionOnEveryIsa) {
     }
 }
 
+// Across the 1024-value chunks gelu_tanh hands to the GeGLU kernels, and against erf's GELU
+// (BERT's definition), which the tanh form approximates to within 1e-3.
+TEST(ModelOps, GeluTanhMatchesDefinitionOnEveryIsa) {
+    std::mt19937 rng(5);
+    std::normal_distribution<float> normal(0.0f, 3.0f);
+    for (int64_t n : {1, 17, 1024, 2500}) {
+        std::vector<float> x(n);
+        for (float& v : x) v = normal(rng);
+        for (Isa isa : test::supported_isas()) {
+            test::ScopedIsaCap cap(isa);
+            std::vector<float> out = x;
+            gelu_tanh(out.data(), n);
+            for (int64_t i = 0; i < n; ++i) {
+                const double v = x[i];
+                const double u = std::sqrt(2 / std::numbers::pi) * (v + 0.044715 * v * v * v);
+                const double expected = 0.5 * v * (1 + std::tanh(u));
+                ASSERT_NEAR(out[i], expected, 1e-5 * (1 + std::fabs(expected)))
+                    << isa_name(isa) << " n " << n << " i " << i << " x " << v;
+                ASSERT_NEAR(out[i], 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))), 1e-3) << v;
+            }
+        }
+    }
+}
+
 // The angle of pair i at `pos`, in double, from the definitions in ops.h.
 double angle(const RopeParams& p, int64_t i, int64_t pos) {
     const double base_theta = double(pos) * std::pow(double(p.freq_base), -2.0 * i / p.n_rot);

@@ -3,7 +3,9 @@ official openai client: retrieval ranks the paragraph that answers a question fi
 response has OpenAI's shape, and bad input gets a 400 naming the field while the server keeps
 serving. Also: a generative model answers /v1/embeddings with a clear 400, or, served with
 --pooling, with its pooled final hidden state (llama-embedding's vectors, from
-tests/fixtures/embeddings); an embedding model answers the completion routes with a 400."""
+tests/fixtures/embeddings); an embedding model answers the completion routes with a 400.
+all-MiniLM-L6-v2 (bert) gives llama-embedding's vectors and sentence-transformers' published
+similarities."""
 
 import base64
 import json
@@ -16,6 +18,7 @@ import pytest
 from test_server import ROOT, Server
 
 EMBED_MODEL = ROOT / "models" / "nomic-embed-v1.5.gguf"
+MINILM_MODEL = ROOT / "models" / "all-minilm-l6-v2.gguf"
 
 PARAGRAPHS = [
     "The Eiffel Tower was completed in 1889 for the World's Fair in Paris.",
@@ -152,6 +155,32 @@ def test_a_generative_model_embeds_with_a_pooling():
             # 0.999 as in tests/model/decoder_embed_test.cpp (quantized activations differ).
             assert cosine(item.embedding, c["embedding"]) >= 0.999, c["text"]
         assert r.usage.prompt_tokens == sum(c["tokens"] for c in cases)
+    finally:
+        s.stop()
+
+
+def test_bert_matches_llama_embedding_and_sentence_transformers():
+    if not MINILM_MODEL.exists():
+        pytest.skip("all-minilm-l6-v2 is not installed (bash scripts/install-model.sh "
+                    "all-minilm-l6-v2)")
+    fixture = json.loads((ROOT / "tests" / "fixtures" / "embeddings" / "minilm.json")
+                         .read_text(encoding="utf-8"))
+    cases = fixture["cases"][:8]
+    s = Server(model=str(MINILM_MODEL))
+    try:
+        c = s.client()
+        r = c.embeddings.create(model="all-minilm-l6-v2", input=[x["text"] for x in cases])
+        for case, item in zip(cases, r.data):
+            assert len(item.embedding) == 384
+            assert cosine(item.embedding, case["embedding"]) >= 0.9999, case["text"]
+        assert r.usage.prompt_tokens == sum(x["tokens"] for x in cases)
+        # The sentence-transformers quickstart, whose similarities for this model the library
+        # publishes: 0.6660, 0.1046 and 0.1411.
+        quick = ["The weather is lovely today.", "It's so sunny outside!",
+                 "He drove to the stadium."]
+        v = [d.embedding for d in c.embeddings.create(model="all-minilm-l6-v2", input=quick).data]
+        for (i, j), expected in {(0, 1): 0.6660, (0, 2): 0.1046, (1, 2): 0.1411}.items():
+            assert abs(cosine(v[i], v[j]) - expected) < 0.001, (i, j)
     finally:
         s.stop()
 

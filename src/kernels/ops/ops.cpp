@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kernels/cpu/isa.h"
 #include "kernels/ops/exp_avx2.h"
@@ -180,6 +181,13 @@ void geglu_tanh(float* gate, const float* up, int64_t n) {
         gate[i] =
             0.5f * x * (1.0f + std::tanh(0.5f * kGeluTwoB * (x + kGeluA * x * x * x))) * up[i];
     }
+}
+
+void gelu_tanh(float* x, int64_t n) {
+    // gelu(x) = geglu(x, 1): the same kernels, given a row of ones as the up projection.
+    constexpr int64_t kChunk = 1024;
+    static const std::vector<float> ones(kChunk, 1.0f);
+    for (int64_t i = 0; i < n; i += kChunk) geglu_tanh(x + i, ones.data(), std::min(kChunk, n - i));
 }
 
 void f32_to_f16_row(const float* src, uint16_t* dst, int64_t n) {

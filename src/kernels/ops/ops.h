@@ -59,6 +59,9 @@ void swiglu(float* gate, const float* up, int64_t n);
 // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): the GeGLU activation of Gemma.
 void geglu_tanh(float* gate, const float* up, int64_t n);
 
+// x[i] = gelu(x[i]), the same tanh approximation: BERT's feed-forward activation.
+void gelu_tanh(float* x, int64_t n);
+
 // dst[i] = f16(src[i]), rounding to nearest even (F16C from the AVX2 level up).
 void f32_to_f16_row(const float* src, uint16_t* dst, int64_t n);
 
