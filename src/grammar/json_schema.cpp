@@ -205,8 +205,8 @@ class SchemaCompiler {
 
     // oneOf accepts an instance matching exactly one branch: taken as anyOf when no instance
     // can match two branches. Objects of two branches that both may match are told apart by
-    // a property only one requires: the other branch is compiled without it (exact, since it
-    // is the only such property).
+    // a property only one requires: the other branch is compiled without it (exact when it
+    // is the only such property, narrower otherwise).
     Expr one_of(const json& s, int depth) {
         const std::vector<json> parts = branches(s, "oneOf");
         std::vector<json> narrowed = parts;

@@ -7,24 +7,55 @@ namespace kite::grammar {
 
 using json = nlohmann::ordered_json;
 
-std::set<std::string> BranchOverlap::types_of(const json& s) const {
-    const json* t = &s;
-    json resolved;
-    if (s.is_object() && s.contains("$ref") && s["$ref"].is_string()) {
-        resolved = resolve_(s["$ref"]);
-        t = &resolved;
+namespace {
+
+using Types = std::set<std::string>;
+const Types kAllTypes = {"object", "array", "string", "number", "boolean", "null"};
+
+Types intersect(const Types& a, const Types& b) {
+    Types out;
+    for (const std::string& t : a)
+        if (b.count(t)) out.insert(t);
+    return out;
+}
+
+// The types of the listed values of `key` (type names, or values for enum/const).
+Types listed_types(const json& list, bool values) {
+    Types out;
+    for (const json& x : list) {
+        if (values)
+            out.insert(json_type_name(x));
+        else if (x.is_string())
+            out.insert(x == "integer" ? "number" : x.get<std::string>());
     }
-    std::set<std::string> out;
-    if (t->is_object() && t->contains("type")) {
-        for (const json& x : ((*t)["type"].is_array() ? (*t)["type"] : json::array({(*t)["type"]})))
-            if (x.is_string()) out.insert(x == "integer" ? "number" : x.get<std::string>());
-        return out;
+    return out;
+}
+
+}  // namespace
+
+// Each keyword that limits the types narrows the set; what is left holds every type an
+// instance may have (maybe more).
+std::set<std::string> BranchOverlap::types_of(const json& s, int depth) const {
+    if (s == false) return {};
+    if (!s.is_object() || depth > 8) return kAllTypes;
+    Types out = kAllTypes;
+    if (s.contains("$ref") && s["$ref"].is_string())
+        out = intersect(out, types_of(resolve_(s["$ref"]), depth + 1));
+    if (s.contains("type"))
+        out = intersect(
+            out, listed_types(s["type"].is_array() ? s["type"] : json::array({s["type"]}), false));
+    if (s.contains("const")) out = intersect(out, {json_type_name(s["const"])});
+    if (s.contains("enum") && s["enum"].is_array())
+        out = intersect(out, listed_types(s["enum"], true));
+    if (s.contains("allOf") && s["allOf"].is_array())
+        for (const json& part : s["allOf"]) out = intersect(out, types_of(part, depth + 1));
+    for (const char* key : {"anyOf", "oneOf"}) {
+        if (!s.contains(key) || !s[key].is_array()) continue;
+        Types any;
+        for (const json& part : s[key]) any.merge(types_of(part, depth + 1));
+        out = intersect(out, any);
     }
-    if (t->is_object() && t->contains("const")) {
-        out.insert(json_type_name((*t)["const"]));
-        return out;
-    }
-    return {"object", "array", "string", "number", "boolean", "null"};
+    return out;
 }
 
 std::string json_type_name(const json& v) {
@@ -37,21 +68,26 @@ std::string json_type_name(const json& v) {
 }
 
 std::optional<std::string> BranchOverlap::told_apart_by(const json& a, const json& b) const {
-    std::set<std::string> shared;
-    for (const std::string& t : types_of(a))
-        if (types_of(b).count(t)) shared.insert(t);
-    if (shared != std::set<std::string>{"object"}) return std::nullopt;
+    if (intersect(types_of(a), types_of(b)) != Types{"object"}) return std::nullopt;
     const json& x = deref(a);
     const json& y = deref(b);
     if (!x.is_object() || !y.is_object()) return std::nullopt;
     const json rx = x.value("required", json::array()), ry = y.value("required", json::array());
+    // A property one requires and the other forbids: already apart.
+    for (const json& n : rx)
+        if (n.is_string() && forbids(y, n)) return "";
     std::vector<std::string> only_b;
     for (const json& n : ry)
         if (n.is_string() && std::find(rx.begin(), rx.end(), n) == rx.end()) {
             if (forbids(x, n)) return "";
             only_b.push_back(n);
         }
-    if (only_b.size() != 1) return std::nullopt;
+    if (only_b.empty()) return std::nullopt;
+    // With several, forbidding one is narrower than the schema (an object of `a` with that
+    // property but without another of them is refused): one `a` does not declare, if any.
+    const json props = x.value("properties", json::object());
+    for (const std::string& n : only_b)
+        if (!props.contains(n)) return n;
     return only_b[0];
 }
 

@@ -26,13 +26,15 @@ class BranchOverlap {
     // both are objects requiring a property whose listed values differ (a discriminator).
     bool disjoint(const json& a, const json& b) const;
 
-    // When `a` and `b` admit objects only where they overlap: the one property `b` requires
-    // and `a` does not ("" when `a` already forbids such a property), else nullopt.
+    // When `a` and `b` overlap at most in objects: a property `b` requires and `a` does not,
+    // which `a` is then compiled without ("" when one of them forbids a property the other
+    // requires: they are apart already); else nullopt. Exact when it is the only such
+    // property, narrower otherwise.
     std::optional<std::string> told_apart_by(const json& a, const json& b) const;
 
   private:
     // The JSON types a branch may produce, when it says (else all; integer counts as number).
-    std::set<std::string> types_of(const json& s) const;
+    std::set<std::string> types_of(const json& s, int depth = 0) const;
     const json& deref(const json& s) const;
     // The values a schema lists (enum or const), else null.
     json listed_values(const json& s) const;
