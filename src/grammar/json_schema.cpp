@@ -1,6 +1,7 @@
 #include "grammar/json_schema.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -449,6 +450,9 @@ class SchemaCompiler {
     static constexpr size_t kMaxSubschemas = 20'000;
     // An object's rules are counted per member written, up to maxProperties.
     static constexpr int64_t kMaxCountedProperties = 64;
+    // Objects with at most this many declared properties accept them in any order (a rule
+    // per subset); larger ones in the schema's order.
+    static constexpr size_t kAnyOrderMembers = 6;
     size_t subschemas_ = 0;
 };
 
@@ -534,9 +538,10 @@ SchemaCompiler::PropertyCounts SchemaCompiler::property_counts(const json& s) {
     return c;
 }
 
-// The members in the schema's order, then the additional ones. Rule (i, c): members from
-// the i-th declared one on, c written so far (counted up to what the bounds need: at least
-// 1, for the comma).
+// The declared members (in any order when there are few, else in the schema's order), then
+// the additional ones. Rule (i, c): members from the i-th declared one on, c written so far
+// (counted up to what the bounds need: at least 1, for the comma); for i past the last, the
+// additional members.
 Expr SchemaCompiler::object_members(const std::vector<Member>& members,
                                     const std::optional<Expr>& extra, const PropertyCounts& n) {
     if (n.hi != kUnbounded && n.lo > n.hi) return alt({});
@@ -557,16 +562,35 @@ Expr SchemaCompiler::object_members(const std::vector<Member>& members,
         }
         b_.define(rule(members.size(), c), std::move(tail));
     }
+    const auto member = [&](size_t i, uint32_t written, const std::string& next) {
+        return seq({written > 0 ? lit(",") : empty(), lit(json_quote(members[i].name) + ":"),
+                    ref(fmt::format("obj{}_value{}", id, i)), ref(next)});
+    };
+    for (size_t i = 0; i < members.size(); ++i)
+        b_.define(fmt::format("obj{}_value{}", id, i), members[i].value);
+    if (members.size() <= kAnyOrderMembers) {
+        // Few declared members: in any order, a rule per set of them written so far.
+        uint32_t required = 0;
+        for (size_t i = 0; i < members.size(); ++i) required |= uint32_t{members[i].required} << i;
+        const auto set = [&](uint32_t mask) { return fmt::format("obj{}_set{}", id, mask); };
+        for (uint32_t mask = 0; mask < (1u << members.size()); ++mask) {
+            const uint32_t written = static_cast<uint32_t>(std::popcount(mask));
+            std::vector<Expr> parts;
+            for (size_t i = 0; i < members.size(); ++i)
+                if (!((mask >> i) & 1) && (n.hi == kUnbounded || written < n.hi))
+                    parts.push_back(member(i, written, set(mask | (1u << i))));
+            if ((mask & required) == required)
+                parts.push_back(ref(rule(members.size(), std::min(written, cap))));
+            b_.define(set(mask), alt(std::move(parts)));
+        }
+        return seq({lit("{"), ref(set(0)), lit("}")});
+    }
     for (size_t i = members.size(); i-- > 0;) {
-        const Member& m = members[i];
-        const std::string value = fmt::format("obj{}_value{}", id, i);
-        b_.define(value, m.value);
         for (uint32_t c = 0; c <= cap; ++c) {
             std::vector<Expr> parts;
             if (c < cap || n.hi == kUnbounded)
-                parts.push_back(seq({c > 0 ? lit(",") : empty(), lit(json_quote(m.name) + ":"),
-                                     ref(value), ref(rule(i + 1, std::min(c + 1, cap)))}));
-            if (!m.required) parts.push_back(ref(rule(i + 1, c)));
+                parts.push_back(member(i, c, rule(i + 1, std::min(c + 1, cap))));
+            if (!members[i].required) parts.push_back(ref(rule(i + 1, c)));
             b_.define(rule(i, c), alt(std::move(parts)));
         }
     }

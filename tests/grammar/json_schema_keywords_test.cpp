@@ -78,6 +78,17 @@ TEST(GrammarJsonSchemaKeywords, PatternPropertiesTriviallyTrue) {
     EXPECT_FALSE(accepts(s, R"({"a":1})"));
 }
 
+TEST(GrammarJsonSchemaKeywords, FewPropertiesInAnyOrder) {
+    const char* s =
+        R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"},"c":{}},"required":["a"],"additionalProperties":false})";
+    EXPECT_TRUE(accepts(s, R"({"a":1})"));
+    EXPECT_TRUE(accepts(s, R"({"b":"x","a":1})"));
+    EXPECT_TRUE(accepts(s, R"({"c":0,"b":"x","a":1})"));
+    EXPECT_FALSE(accepts(s, R"({"b":"x"})"));
+    EXPECT_FALSE(accepts(s, R"({"b":"x","a":"y"})"));
+    EXPECT_FALSE(accepts(s, R"({"a":1,"d":2})"));
+}
+
 TEST(GrammarJsonSchemaKeywords, MinAndMaxProperties) {
     const char* s =
         R"({"type":"object","properties":{"a":{},"b":{}},"minProperties":1,"maxProperties":2})";
