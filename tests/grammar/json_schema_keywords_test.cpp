@@ -255,6 +255,14 @@ TEST(GrammarJsonSchemaKeywords, OnlyANegativeMaximum) {
     EXPECT_FALSE(accepts(s, R"(3)"));
 }
 
+TEST(GrammarJsonSchemaKeywords, UriWithPortQueryAndFragment) {
+    const char* s = R"({"type":"string","format":"uri"})";
+    EXPECT_TRUE(accepts(s, R"("http://localhost:8086")"));
+    EXPECT_TRUE(accepts(s, R"("https://a.b/c?x=1&y=2#top")"));
+    EXPECT_TRUE(accepts(s, R"("ftp://h:21/p/q")"));
+    EXPECT_FALSE(accepts(s, R"(5)"));
+}
+
 TEST(GrammarJsonSchemaKeywords, AllOfKeepsEitherSidesAnnotations) {
     const char* s = R"({"allOf":[{"type":"string","x-doc":"a"},{"maxLength":2,"x-doc":"b"}]})";
     EXPECT_TRUE(accepts(s, R"("ab")"));
