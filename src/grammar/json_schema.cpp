@@ -1,6 +1,7 @@
 #include "grammar/json_schema.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -11,7 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/utf8.h"
+#include "grammar/expr_length.h"
 #include "grammar/json_schema_merge.h"
+#include "grammar/json_schema_oneof.h"
+#include "grammar/json_schema_patterns.h"
 #include "grammar/json_values.h"
 #include "grammar/regex.h"
 
@@ -25,7 +29,6 @@ using json = nlohmann::ordered_json;
 const char* const kUnsupported[] = {"if",
                                     "then",
                                     "else",
-                                    "patternProperties",
                                     "propertyNames",
                                     "dependentRequired",
                                     "dependentSchemas",
@@ -38,17 +41,15 @@ const char* const kUnsupported[] = {"if",
                                     "$dynamicRef",
                                     "$recursiveRef",
                                     "multipleOf",
-                                    "uniqueItems",
-                                    "minProperties",
-                                    "maxProperties"};
+                                    "uniqueItems"};
 
 // Assertions other than type, which enum/const values would have to be checked against.
 const char* const kAssertions[] = {
-    "minLength",  "maxLength",   "pattern",          "format",
-    "minimum",    "maximum",     "exclusiveMinimum", "exclusiveMaximum",
-    "multipleOf", "properties",  "required",         "additionalProperties",
-    "items",      "prefixItems", "minItems",         "maxItems",
-    "not"};
+    "minLength",  "maxLength",         "pattern",          "format",
+    "minimum",    "maximum",           "exclusiveMinimum", "exclusiveMaximum",
+    "multipleOf", "properties",        "required",         "additionalProperties",
+    "items",      "prefixItems",       "minItems",         "maxItems",
+    "not",        "patternProperties", "minProperties",    "maxProperties"};
 
 // Formats Python's format checker verifies; any other format name is an annotation only.
 const char* const kCheckedFormats[] = {"email",
@@ -80,11 +81,6 @@ bool is_trivially_ok(const json& s, const char* key) {
     const std::string k = key;
     if (k == "uniqueItems") return v == false || (s.contains("maxItems") && s["maxItems"] == 1);
     if (k == "multipleOf") return v == 1 || v == 1.0;
-    if (k == "minProperties") return v.is_number() && v.get<double>() <= 0;
-    if (k == "maxProperties")  // no additional properties, and too few declared to pass it
-        return v.is_number() && s.contains("additionalProperties") &&
-               s["additionalProperties"] == false &&
-               s.value("properties", json::object()).size() <= v.get<double>();
     return false;
 }
 
@@ -97,7 +93,11 @@ std::optional<int64_t> int_bound(const json& v, bool lower) {
 
 class SchemaCompiler {
   public:
-    explicit SchemaCompiler(const json& root) : root_(root) { define_json_rules(b_); }
+    explicit SchemaCompiler(const json& root)
+        : root_(root),
+          overlap_([this](const std::string& ref) -> const json& { return resolve(ref); }) {
+        define_json_rules(b_);
+    }
 
     std::shared_ptr<const Grammar> compile(std::string_view before, std::string_view after) {
         b_.define("root",
@@ -204,89 +204,30 @@ class SchemaCompiler {
         return alt(std::move(parts));
     }
 
-    // The JSON types a branch may produce, when it says (else all).
-    std::set<std::string> types_of(const json& s) const {
-        const json* t = &s;
-        json resolved;
-        if (s.is_object() && s.contains("$ref") && s["$ref"].is_string()) {
-            resolved = resolve(s["$ref"]);
-            t = &resolved;
-        }
-        std::set<std::string> out;
-        if (t->is_object() && t->contains("type")) {
-            for (const json& x :
-                 ((*t)["type"].is_array() ? (*t)["type"] : json::array({(*t)["type"]})))
-                if (x.is_string()) out.insert(x == "integer" ? "number" : x.get<std::string>());
-            return out;
-        }
-        if (t->is_object() && t->contains("const")) {
-            out.insert(type_name((*t)["const"]));
-            return out;
-        }
-        return {"object", "array", "string", "number", "boolean", "null"};
-    }
-
-    static std::string type_name(const json& v) {
-        if (v.is_object()) return "object";
-        if (v.is_array()) return "array";
-        if (v.is_string()) return "string";
-        if (v.is_number()) return "number";
-        if (v.is_boolean()) return "boolean";
-        return "null";
-    }
-
-    // oneOf accepts an instance matching exactly one branch; taken as anyOf only when no
-    // instance can match two branches, which is known here when their types are disjoint.
+    // oneOf accepts an instance matching exactly one branch: taken as anyOf when no instance
+    // can match two branches. Objects of two branches that both may match are told apart by
+    // a property only one requires: the other branch is compiled without it (exact when it
+    // is the only such property, narrower otherwise).
     Expr one_of(const json& s, int depth) {
         const std::vector<json> parts = branches(s, "oneOf");
+        std::vector<json> narrowed = parts;
         for (size_t i = 0; i < parts.size(); ++i)
-            for (size_t j = i + 1; j < parts.size(); ++j)
-                if (!disjoint(parts[i], parts[j]))
-                    fail("unsupported keyword 'oneOf' (branches overlap)");
-        return any_of(s, "oneOf", depth);
+            for (size_t j = 0; j < parts.size(); ++j) {
+                if (i == j || overlap_.disjoint(parts[i], parts[j])) continue;
+                const std::optional<std::string> name = overlap_.told_apart_by(parts[i], parts[j]);
+                if (!name) fail("unsupported keyword 'oneOf' (branches overlap)");
+                if (!name->empty()) narrowed[i] = without_property(narrowed[i], *name);
+            }
+        std::vector<Expr> alternatives;
+        for (const json& branch : narrowed) alternatives.push_back(schema_expr(branch, depth + 1));
+        return alt(std::move(alternatives));
     }
 
-    const json& deref(const json& s) const {
-        if (s.is_object() && s.contains("$ref") && s["$ref"].is_string()) return resolve(s["$ref"]);
+    json without_property(json s, const std::string& name) const {
+        if (s.contains("$ref") && s["$ref"].is_string())
+            s = merge_schemas(resolve(s["$ref"]), without(s, "$ref"));
+        s["properties"][name] = false;
         return s;
-    }
-
-    // The values a property may take when its schema lists them (enum or const), else null.
-    json listed_values(const json& s) const {
-        const json& p = deref(s);
-        if (!p.is_object()) return nullptr;
-        if (p.contains("const")) return json::array({p["const"]});
-        if (p.contains("enum") && p["enum"].is_array()) return p["enum"];
-        return nullptr;
-    }
-
-    // No instance matches both: their types differ, or both are objects requiring a property
-    // whose listed values differ (a discriminator).
-    bool disjoint(const json& a, const json& b) const {
-        const std::set<std::string> ta = types_of(a), tb = types_of(b);
-        bool shared = false;
-        for (const std::string& t : ta) shared = shared || tb.count(t);
-        if (!shared) return true;
-        if (ta != std::set<std::string>{"object"} || tb != ta) return false;
-        const json& x = deref(a);
-        const json& y = deref(b);
-        if (!x.contains("required") || !y.contains("required")) return false;
-        for (const json& name : x["required"]) {
-            if (!name.is_string() ||
-                std::find(y["required"].begin(), y["required"].end(), name) == y["required"].end())
-                continue;
-            const std::string n = name;
-            const json va =
-                listed_values(x.value("properties", json::object()).value(n, json(true)));
-            const json vb =
-                listed_values(y.value("properties", json::object()).value(n, json(true)));
-            if (va.is_null() || vb.is_null()) continue;
-            bool overlap = false;
-            for (const json& v : va)
-                overlap = overlap || std::find(vb.begin(), vb.end(), v) != vb.end();
-            if (!overlap) return true;
-        }
-        return false;
     }
 
     // Which of the JSON types the schema allows (integer only when number is not).
@@ -338,7 +279,7 @@ class SchemaCompiler {
             if (t == "integer" && v.is_number_float() &&
                 v.get<double>() == std::floor(v.get<double>()))
                 return true;
-            if (t != "integer" && type_name(v) == t) return true;
+            if (t != "integer" && json_type_name(v) == t) return true;
         }
         return false;
     }
@@ -378,24 +319,6 @@ class SchemaCompiler {
     }
 
     Expr string_expr(const json& s) {
-        const bool has_len = s.contains("minLength") || s.contains("maxLength");
-        std::optional<Expr> content;
-        if (s.contains("pattern")) {
-            if (!s["pattern"].is_string()) fail("'pattern' must be a string");
-            content = json_encode_chars(
-                regex_to_expr(s["pattern"].get<std::string>(), RegexMatch::Search));
-        }
-        if (s.contains("format") && s["format"].is_string()) {
-            const std::string f = s["format"];
-            if (std::find(std::begin(kCheckedFormats), std::end(kCheckedFormats), f) !=
-                std::end(kCheckedFormats)) {
-                if (content) fail("unsupported keyword 'format' beside 'pattern'");
-                content = string_format(f);
-            }
-        }
-        if (content && has_len)
-            fail("unsupported keyword 'minLength'/'maxLength' beside pattern or format");
-        if (content) return seq({lit("\""), *content, lit("\"")});
         uint32_t lo = 0, hi = kUnbounded;
         if (s.contains("minLength"))
             lo = static_cast<uint32_t>(std::max<int64_t>(0, *int_bound(s["minLength"], true)));
@@ -405,6 +328,29 @@ class SchemaCompiler {
             if (b) hi = static_cast<uint32_t>(std::min<int64_t>(*b, 1'000'000));
         }
         if (hi != kUnbounded && lo > hi) return alt({});
+        const bool has_len = lo > 0 || hi != kUnbounded;
+        std::optional<Expr> content;
+        if (s.contains("pattern")) {
+            if (!s["pattern"].is_string()) fail("'pattern' must be a string");
+            Expr chars = regex_to_expr(s["pattern"].get<std::string>(), RegexMatch::Search);
+            // Lengths cut the pattern's strings where one part of it varies in length.
+            if (has_len) {
+                std::optional<Expr> cut = restrict_length(chars, lo, hi);
+                if (!cut) fail("unsupported keyword 'minLength'/'maxLength' beside this pattern");
+                chars = std::move(*cut);
+            }
+            content = json_encode_chars(chars);
+        }
+        if (s.contains("format") && s["format"].is_string()) {
+            const std::string f = s["format"];
+            if (std::find(std::begin(kCheckedFormats), std::end(kCheckedFormats), f) !=
+                std::end(kCheckedFormats)) {
+                if (content) fail("unsupported keyword 'format' beside 'pattern'");
+                if (has_len) fail("unsupported keyword 'minLength'/'maxLength' beside format");
+                content = string_format(f);
+            }
+        }
+        if (content) return seq({lit("\""), *content, lit("\"")});
         return seq({lit("\""), repeat(grammar::ref("json_char"), lo, hi), lit("\"")});
     }
 
@@ -454,23 +400,59 @@ class SchemaCompiler {
         const auto whole = [](std::optional<double> v) {
             return v && *v == std::floor(*v) && std::fabs(*v) < 9e15;
         };
-        if (!whole(lo.value) || *lo.value < 0 || (hi.value && !whole(hi.value)))
-            fail(
-                "unsupported keyword 'minimum'/'maximum' (number bounds other than whole, "
-                "non-negative)");
-        std::optional<int64_t> z;
-        if (hi.value) z = static_cast<int64_t>(*hi.value);
-        return number_range(static_cast<int64_t>(*lo.value), lo.exclusive, z, hi.exclusive);
+        if ((lo.value && !whole(lo.value)) || (hi.value && !whole(hi.value)))
+            fail("unsupported keyword 'minimum'/'maximum' (number bounds that are not whole)");
+        return signed_number_range(lo, hi);
     }
 
-    Expr object_expr(const json& s, int depth);
+    // Whole bounds: the non-negative numbers in range, and the negative ones as "-" and
+    // their magnitudes, which start above zero (-0 is left out: 0 is written without sign).
+    static Expr signed_number_range(const Bound& lo, const Bound& hi) {
+        const auto whole = [](const Bound& b) { return static_cast<int64_t>(*b.value); };
+        std::optional<int64_t> top;
+        if (hi.value) top = whole(hi);
+        std::vector<Expr> parts;
+        if (lo.value && whole(lo) >= 0)
+            parts.push_back(number_range(whole(lo), lo.exclusive, top, hi.exclusive));
+        else if (!top || *top > 0 || (*top == 0 && !hi.exclusive))
+            parts.push_back(number_range(0, false, top, hi.exclusive));
+        if (!lo.value || whole(lo) < 0) {
+            std::optional<int64_t> deepest;
+            if (lo.value) deepest = -whole(lo);
+            const bool below_zero = top && *top < 0;
+            parts.push_back(seq(
+                {lit("-"), number_range(below_zero ? -*top : 0, below_zero ? hi.exclusive : true,
+                                        deepest, lo.exclusive)}));
+        }
+        return alt(std::move(parts));
+    }
+
+    struct Member {
+        std::string name;
+        Expr value;
+        bool required;
+    };
+    struct PropertyCounts {
+        uint32_t lo = 0;
+        uint32_t hi = kUnbounded;
+    };
+    Expr object_expr(const json& schema, int depth);
+    PropertyCounts property_counts(const json& s);
+    Expr object_members(const std::vector<Member>& members, const std::optional<Expr>& extra,
+                        const PropertyCounts& n);
     Expr array_expr(const json& s, int depth);
 
     const json& root_;
+    BranchOverlap overlap_;
     GrammarBuilder b_;
     std::map<std::string, std::string> ref_rules_;
     int object_count_ = 0;
     static constexpr size_t kMaxSubschemas = 20'000;
+    // An object's rules are counted per member written, up to maxProperties.
+    static constexpr int64_t kMaxCountedProperties = 64;
+    // Objects with at most this many declared properties accept them in any order (a rule
+    // per subset); larger ones in the schema's order.
+    static constexpr size_t kAnyOrderMembers = 6;
     size_t subschemas_ = 0;
 };
 
@@ -511,7 +493,9 @@ Expr none_of(const NameTrie& node) {
 
 }  // namespace
 
-Expr SchemaCompiler::object_expr(const json& s, int depth) {
+Expr SchemaCompiler::object_expr(const json& schema, int depth) {
+    const PatternRewrite rewritten = rewrite_pattern_properties(schema);
+    const json& s = rewritten.schema;
     const json props = s.value("properties", json::object());
     if (!props.is_object()) fail("'properties' must be an object");
     std::set<std::string> required;
@@ -523,11 +507,6 @@ Expr SchemaCompiler::object_expr(const json& s, int depth) {
         }
     }
     const json additional = s.value("additionalProperties", json(true));
-    struct Member {
-        std::string name;
-        Expr value;
-        bool required;
-    };
     std::vector<Member> members;
     NameTrie names;
     for (const auto& [name, schema] : props.items()) {
@@ -539,34 +518,83 @@ Expr SchemaCompiler::object_expr(const json& s, int depth) {
         members.push_back({name, schema_expr(additional, depth + 1), true});
         insert_name(names, name);
     }
-    const int id = object_count_++;
-    const auto rule = [&](size_t i, bool comma) {
-        return fmt::format("obj{}_{}_{}", id, i, comma);
-    };
-    // The additional members after the declared ones.
-    const bool open = additional != false;
-    if (open) {
-        const Expr member =
-            seq({lit("\""), none_of(names), lit("\":"), schema_expr(additional, depth + 1)});
-        b_.define(fmt::format("obj{}_extra", id), member);
+    std::optional<Expr> extra;
+    if (additional != false)
+        extra = seq({lit("\""), rewritten.extra_names ? *rewritten.extra_names : none_of(names),
+                     lit("\":"), schema_expr(additional, depth + 1)});
+    return object_members(members, extra, property_counts(s));
+}
+
+// minProperties/maxProperties: the members an object may have.
+SchemaCompiler::PropertyCounts SchemaCompiler::property_counts(const json& s) {
+    PropertyCounts c;
+    for (const char* key : {"minProperties", "maxProperties"}) {
+        if (!s.contains(key)) continue;
+        const int64_t v = std::max<int64_t>(*int_bound(s[key], key[1] == 'i'), 0);
+        if (v > kMaxCountedProperties)
+            fail(fmt::format("unsupported keyword '{}' (over {})", key, kMaxCountedProperties));
+        (key[1] == 'i' ? c.lo : c.hi) = static_cast<uint32_t>(v);
     }
-    const Expr extra = ref(fmt::format("obj{}_extra", id));
-    for (bool comma : {false, true}) {
-        const Expr sep = comma ? lit(",") : empty();
-        Expr tail = open ? opt(seq({sep, extra, star(seq({lit(","), extra}))})) : empty();
-        b_.define(rule(members.size(), comma), std::move(tail));
+    return c;
+}
+
+// The declared members (in any order when there are few, else in the schema's order), then
+// the additional ones. Rule (i, c): members from the i-th declared one on, c written so far
+// (counted up to what the bounds need: at least 1, for the comma); for i past the last, the
+// additional members.
+Expr SchemaCompiler::object_members(const std::vector<Member>& members,
+                                    const std::optional<Expr>& extra, const PropertyCounts& n) {
+    if (n.hi != kUnbounded && n.lo > n.hi) return alt({});
+    const uint32_t cap = n.hi != kUnbounded ? n.hi : std::max<uint32_t>(n.lo, 1);
+    const int id = object_count_++;
+    const auto rule = [&](size_t i, uint32_t c) { return fmt::format("obj{}_{}_{}", id, i, c); };
+    const Expr extra_ref = ref(fmt::format("obj{}_extra", id));
+    if (extra) b_.define(fmt::format("obj{}_extra", id), *extra);
+    for (uint32_t c = 0; c <= cap; ++c) {
+        const uint32_t need = n.lo > c ? n.lo - c : 0;
+        const uint32_t room = n.hi == kUnbounded ? kUnbounded : n.hi - c;
+        Expr tail = need > 0 ? alt({}) : empty();
+        if (extra && room > 0) {
+            Expr more = seq({c > 0 ? lit(",") : empty(), extra_ref,
+                             repeat(seq({lit(","), extra_ref}), need > 0 ? need - 1 : 0,
+                                    room == kUnbounded ? kUnbounded : room - 1)});
+            tail = need > 0 ? std::move(more) : opt(std::move(more));
+        }
+        b_.define(rule(members.size(), c), std::move(tail));
+    }
+    const auto member = [&](size_t i, uint32_t written, const std::string& next) {
+        return seq({written > 0 ? lit(",") : empty(), lit(json_quote(members[i].name) + ":"),
+                    ref(fmt::format("obj{}_value{}", id, i)), ref(next)});
+    };
+    for (size_t i = 0; i < members.size(); ++i)
+        b_.define(fmt::format("obj{}_value{}", id, i), members[i].value);
+    if (members.size() <= kAnyOrderMembers) {
+        // Few declared members: in any order, a rule per set of them written so far.
+        uint32_t required = 0;
+        for (size_t i = 0; i < members.size(); ++i) required |= uint32_t{members[i].required} << i;
+        const auto set = [&](uint32_t mask) { return fmt::format("obj{}_set{}", id, mask); };
+        for (uint32_t mask = 0; mask < (1u << members.size()); ++mask) {
+            const uint32_t written = static_cast<uint32_t>(std::popcount(mask));
+            std::vector<Expr> parts;
+            for (size_t i = 0; i < members.size(); ++i)
+                if (!((mask >> i) & 1) && (n.hi == kUnbounded || written < n.hi))
+                    parts.push_back(member(i, written, set(mask | (1u << i))));
+            if ((mask & required) == required)
+                parts.push_back(ref(rule(members.size(), std::min(written, cap))));
+            b_.define(set(mask), alt(std::move(parts)));
+        }
+        return seq({lit("{"), ref(set(0)), lit("}")});
     }
     for (size_t i = members.size(); i-- > 0;) {
-        for (bool comma : {false, true}) {
-            const Member& m = members[i];
+        for (uint32_t c = 0; c <= cap; ++c) {
             std::vector<Expr> parts;
-            parts.push_back(seq({comma ? lit(",") : empty(), lit(json_quote(m.name) + ":"), m.value,
-                                 ref(rule(i + 1, true))}));
-            if (!m.required) parts.push_back(ref(rule(i + 1, comma)));
-            b_.define(rule(i, comma), alt(std::move(parts)));
+            if (c < cap || n.hi == kUnbounded)
+                parts.push_back(member(i, c, rule(i + 1, std::min(c + 1, cap))));
+            if (!members[i].required) parts.push_back(ref(rule(i + 1, c)));
+            b_.define(rule(i, c), alt(std::move(parts)));
         }
     }
-    return seq({lit("{"), ref(rule(0, false)), lit("}")});
+    return seq({lit("{"), ref(rule(0, 0)), lit("}")});
 }
 
 Expr SchemaCompiler::array_expr(const json& s, int depth) {

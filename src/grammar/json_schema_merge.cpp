@@ -38,6 +38,57 @@ const char* const kLowerBounds[] = {"minimum", "minLength", "minItems", "minProp
 const char* const kUpperBounds[] = {"maximum", "maxLength", "maxItems", "maxProperties",
                                     "exclusiveMaximum"};
 
+// Keywords that assert something (or apply subschemas): any other key only annotates, and
+// validators ignore it.
+const char* const kKeywords[] = {"type",
+                                 "enum",
+                                 "const",
+                                 "properties",
+                                 "required",
+                                 "additionalProperties",
+                                 "patternProperties",
+                                 "propertyNames",
+                                 "minProperties",
+                                 "maxProperties",
+                                 "dependencies",
+                                 "dependentRequired",
+                                 "dependentSchemas",
+                                 "unevaluatedProperties",
+                                 "items",
+                                 "prefixItems",
+                                 "additionalItems",
+                                 "contains",
+                                 "minContains",
+                                 "maxContains",
+                                 "minItems",
+                                 "maxItems",
+                                 "uniqueItems",
+                                 "unevaluatedItems",
+                                 "minLength",
+                                 "maxLength",
+                                 "pattern",
+                                 "format",
+                                 "minimum",
+                                 "maximum",
+                                 "exclusiveMinimum",
+                                 "exclusiveMaximum",
+                                 "multipleOf",
+                                 "not",
+                                 "allOf",
+                                 "anyOf",
+                                 "oneOf",
+                                 "if",
+                                 "then",
+                                 "else",
+                                 "$ref",
+                                 "$dynamicRef",
+                                 "$recursiveRef"};
+
+bool is_keyword(const std::string& key) {
+    return std::find_if(std::begin(kKeywords), std::end(kKeywords),
+                        [&](const char* k) { return key == k; }) != std::end(kKeywords);
+}
+
 bool in(const char* const (&list)[5], const std::string& key) {
     return std::find_if(std::begin(list), std::end(list),
                         [&](const char* k) { return key == k; }) != std::end(list);
@@ -53,7 +104,10 @@ json merge_schemas(const json& a, const json& b) {
     const auto limits = [](const json& s) {
         return s.contains("additionalProperties") && s["additionalProperties"] != true;
     };
-    if ((limits(a) && b.contains("properties")) || (limits(b) && a.contains("properties")))
+    const auto names = [](const json& s) {
+        return s.contains("properties") || s.contains("patternProperties");
+    };
+    if ((limits(a) && names(b)) || (limits(b) && names(a)))
         throw GrammarError("allOf: cannot merge 'additionalProperties' with other properties");
     json out = a;
     for (const auto& [key, value] : b.items()) {
@@ -77,9 +131,8 @@ json merge_schemas(const json& a, const json& b) {
             out[key] = std::max(out[key].get<double>(), value.get<double>());
         } else if (in(kUpperBounds, key) && value.is_number() && out[key].is_number()) {
             out[key] = std::min(out[key].get<double>(), value.get<double>());
-        } else if (key == "title" || key == "description" || key == "default" ||
-                   key == "examples" || key == "$comment") {
-            continue;
+        } else if (!is_keyword(key)) {
+            continue;  // an annotation: either side's will do
         } else {
             throw GrammarError(fmt::format("allOf: cannot merge '{}'", key));
         }
