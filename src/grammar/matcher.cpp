@@ -1,5 +1,8 @@
 #include "grammar/matcher.h"
 
+#include <algorithm>
+#include <array>
+
 #include "grammar/byte_runs.h"
 #include "grammar/token_trie.h"
 
@@ -87,6 +90,13 @@ void Matcher::close_set(uint32_t k) {
             for (uint32_t p : g.productions[e.id]) add({p, k});
             if (g.nullable[e.id]) add({item.pos + 1, item.origin});
         } else if (e.kind == Element::Kind::End) {
+            if (item.origin < k) {
+                const Item top = leo_top(item.origin, e.id);
+                if (top.pos != kNoItem) {
+                    add(top);
+                    continue;
+                }
+            }
             const uint32_t end = item.origin == k ? static_cast<uint32_t>(items_.size())
                                                   : set_start_[item.origin + 1];
             for (uint32_t j = set_start_[item.origin]; j < end; ++j) {
@@ -96,6 +106,55 @@ void Matcher::close_set(uint32_t k) {
             }
         }
     }
+}
+
+// Leo's optimisation of right recursion: when set `set` holds exactly one item waiting for
+// `rule` and `rule` ends its production (B ::= beta . rule), completing `rule` from there
+// completes B too, and so on down a chain of such sets. Only the chain's topmost completed item
+// is added, so a counted repetition (right-nested optionals) costs constant work per byte
+// instead of one completion per byte already matched. The completed items left out are never
+// looked at again: only items waiting for a rule are. Memoised per set.
+Matcher::Item Matcher::leo_top(uint32_t set, uint32_t rule) {
+    const Grammar& g = *g_;
+    leo_chain_.clear();
+    Item top{kNoItem, 0};
+    for (;;) {
+        if (const Item* memo = leo_find(set, rule)) {
+            if (memo->pos != kNoItem) top = *memo;
+            break;
+        }
+        Item waiter{kNoItem, 0};
+        size_t waiting = 0;
+        for (uint32_t j = set_start_[set]; j < set_start_[set + 1] && waiting < 2; ++j) {
+            const Element& e = g.elements[items_[j].pos];
+            if (e.kind == Element::Kind::Rule && e.id == rule) {
+                waiter = items_[j];
+                ++waiting;
+            }
+        }
+        if (waiting != 1 || g.elements[waiter.pos + 1].kind != Element::Kind::End) {
+            leo_.resize(std::max<size_t>(leo_.size(), set + 1));
+            leo_[set].push_back({rule, {kNoItem, 0}});
+            break;
+        }
+        leo_chain_.push_back({set, rule});
+        top = {waiter.pos + 1, waiter.origin};
+        if (waiter.origin >= set) break;  // B began in this set: the chain ends here
+        rule = g.elements[waiter.pos + 1].id;
+        set = waiter.origin;
+    }
+    for (const auto& [s, r] : leo_chain_) {
+        leo_.resize(std::max<size_t>(leo_.size(), s + 1));
+        leo_[s].push_back({r, top});
+    }
+    return top;
+}
+
+const Matcher::Item* Matcher::leo_find(uint32_t set, uint32_t rule) const {
+    if (set >= leo_.size()) return nullptr;
+    for (const LeoEntry& entry : leo_[set])
+        if (entry.rule == rule) return &entry.top;
+    return nullptr;
 }
 
 bool Matcher::push_byte(uint8_t b) {
@@ -120,6 +179,7 @@ bool Matcher::push_byte(uint8_t b) {
 
 void Matcher::pop_set() {
     items_.resize(set_start_.back());
+    if (set_start_.size() <= leo_.size()) leo_[set_start_.size() - 1].clear();
     set_start_.pop_back();
     if (set_hash_.size() > set_start_.size()) set_hash_.resize(set_start_.size());
 }
@@ -214,29 +274,120 @@ void Matcher::walk_trie(const TokenTrie& trie, std::vector<uint64_t>& mask) {
     mask.assign(trie.mask_words(), 0);
     if (can_stop())
         for (int32_t t : trie.stop_tokens()) mask[t >> 6] |= 1ULL << (t & 63);
-    if (!fast_paths_ || !walk_run(trie, mask)) walk_nodes(trie, mask, nullptr);
+    if (!fast_paths_ || !walk_run(trie, mask))
+        walk_nodes(trie, mask, std::bitset<256>{}.set(), true);
 }
 
-// Sets the bits of the trie's tokens accepted from the current state, skipping the top-level
-// subtrees whose first byte is in `skip_first`.
+// Sets the bits of the trie's tokens accepted from the current state. A subtree at depth 1 is
+// walked only when its byte is in `first`; with feed_first false that byte is not fed (an
+// escape trie's first byte: the current set already stands after it).
 void Matcher::walk_nodes(const TokenTrie& trie, std::vector<uint64_t>& mask,
-                         const std::bitset<256>* skip_first) {
-    const size_t base = set_start_.size();
-    const std::vector<TokenTrie::Node>& nodes = trie.nodes();
-    const std::vector<int32_t>& ids = trie.token_ids();
-    for (size_t i = 0; i < nodes.size();) {
-        const TokenTrie::Node& node = nodes[i];
-        while (set_start_.size() >= base + node.depth) pop_set();
-        const bool skipped = skip_first && node.depth == 1 && skip_first->test(node.byte);
-        if (skipped || !push_byte(node.byte)) {
-            i = node.subtree_end;
-            continue;
-        }
-        for (uint32_t j = node.tokens_begin; j < node.tokens_end; ++j)
-            mask[ids[j] >> 6] |= 1ULL << (ids[j] & 63);
-        ++i;
+                         const std::bitset<256>& first, bool feed_first) {
+    if (state_infos_.size() > kMaxStateInfos) state_infos_.clear();  // never during a walk
+    const auto n = static_cast<uint32_t>(trie.nodes().size());
+    StateInfo* info = fast_paths_ && n >= min_loop_nodes_ ? state_info() : nullptr;
+    const Walk walk{trie, mask};
+    if (feed_first) {
+        walk_below(walk, 0, n, info, &first);
+        return;
     }
-    while (set_start_.size() > base) pop_set();
+    for (uint32_t c = 0; c < n; c = trie.nodes()[c].subtree_end)
+        if (first.test(trie.nodes()[c].byte)) enter(walk, c, info);
+}
+
+// A node whose bytes are fed (the sets stand after its prefix): its tokens are allowed, and its
+// children are walked.
+void Matcher::enter(const Walk& walk, uint32_t node, StateInfo* info) {
+    const TokenTrie::Node& n = walk.trie.nodes()[node];
+    const std::vector<int32_t>& ids = walk.trie.token_ids();
+    for (uint32_t j = n.tokens_begin; j < n.tokens_end; ++j)
+        walk.mask[ids[j] >> 6] |= 1ULL << (ids[j] & 63);
+    if (n.subtree_end > node + 1) walk_below(walk, node + 1, n.subtree_end, info, nullptr);
+}
+
+// The children of one node, nodes [begin, end). Without the newest set's info each child's byte
+// is fed on its own. With it (sets heading a large enough subtree), the children are taken by
+// byte group: a group no item scans is dropped at once, a group is fed once for all its
+// children (they lead to the same set), and a group that leads back to the same parse state
+// (a loop: a string's plain characters) is not fed at all, the set standing for the longer
+// prefix too. Each shortcut gives the sets the plain walk would build.
+void Matcher::walk_below(const Walk& walk, uint32_t begin, uint32_t end, StateInfo* info,
+                         const std::bitset<256>* first) {
+    const std::vector<TokenTrie::Node>& nodes = walk.trie.nodes();
+    if (!info) {
+        for (uint32_t c = begin; c < end; c = nodes[c].subtree_end) {
+            if ((first && !first->test(nodes[c].byte)) || !push_byte(nodes[c].byte)) continue;
+            enter(walk, c, child_info(nodes[c].subtree_end - c));
+            pop_set();
+        }
+        return;
+    }
+    const size_t mark = children_.size();
+    for (uint32_t c = begin; c < end; c = nodes[c].subtree_end)
+        if (info->group[nodes[c].byte] != 0 && (!first || first->test(nodes[c].byte)))
+            children_.push_back({info->group[nodes[c].byte], c});
+    std::sort(children_.begin() + static_cast<std::ptrdiff_t>(mark), children_.end());
+    const uint64_t hash = state_hash();
+    for (size_t k = mark; k < children_.size();) {
+        const uint16_t group = children_[k].first;
+        size_t stop = k, weight = 0;
+        for (; stop < children_.size() && children_[stop].first == group; ++stop)
+            weight += nodes[children_[stop].second].subtree_end - children_[stop].second;
+        const uint8_t byte = nodes[children_[k].second].byte;
+        bool loop = info->loop.test(byte);
+        if (!loop && !info->tested.test(byte)) {
+            loop = push_byte(byte) && state_hash() == hash;
+            for (size_t b = 0; b < 256; ++b)
+                if (info->group[b] == group) (loop ? info->loop : info->tested).set(b);
+            if (loop) pop_set();
+        } else if (!loop) {
+            push_byte(byte);
+        }
+        StateInfo* next = loop ? info : child_info(weight);
+        for (; k < stop; ++k) enter(walk, children_[k].second, next);
+        if (!loop) pop_set();
+    }
+    children_.resize(mark);
+}
+
+Matcher::StateInfo* Matcher::child_info(size_t subtree) {
+    return fast_paths_ && subtree >= min_loop_nodes_ ? state_info() : nullptr;
+}
+
+// What a walk needs of the newest set's parse state, memoised by state hash: its bytes grouped
+// by the items scanning them (by a signature, then checked exactly), and which groups lead
+// back to the same state (found as the walk first feeds them).
+Matcher::StateInfo* Matcher::state_info() {
+    std::unique_ptr<StateInfo>& slot = state_infos_[state_hash()];
+    if (slot) return slot.get();
+    auto info = std::make_unique<StateInfo>();
+    const Grammar& g = *g_;
+    std::array<uint64_t, 256> sig{};
+    const uint32_t begin = set_start_.back();
+    const auto end = static_cast<uint32_t>(items_.size());
+    for (uint32_t i = begin; i < end; ++i) {
+        const Element& e = g.elements[items_[i].pos];
+        if (e.kind != Element::Kind::Bytes) continue;
+        const std::bitset<256>& set = g.byte_sets[e.id];
+        for (size_t b = set._Find_first(); b < 256; b = set._Find_next(b))
+            sig[b] = hash_of(sig[b] ^ (i - begin + 1));
+    }
+    uint16_t groups = 0;
+    for (size_t b = 0; b < 256; ++b) {
+        if (sig[b] == 0 || info->group[b] != 0) continue;
+        std::bitset<256> members;
+        for (size_t c = b; c < 256; ++c)
+            if (sig[c] == sig[b]) members.set(c);
+        if (scan_of(members) != RunScan::Alike) {  // a signature collision: the byte alone
+            members.reset();
+            members.set(b);
+        }
+        ++groups;
+        for (size_t c = members._Find_first(); c < 256; c = members._Find_next(c))
+            info->group[c] = groups;
+    }
+    slot = std::move(info);
+    return slot.get();
 }
 
 // How the newest set scans the bytes of `run`: none of them, all alike (the same items scan
@@ -279,33 +430,6 @@ uint32_t Matcher::largest_group(const std::vector<uint32_t>& weight,
     for (size_t b = 0; b < 256; ++b)
         if (sig[b] == best) group.set(b);
     return scan_of(group) == RunScan::Alike ? total[best] : 0;
-}
-
-// Sets the bits of an escape trie's tokens (first byte, then the bytes after the run) accepted
-// from the current set, where a first byte counts when it is in `first` (it is not fed: the
-// current set already stands after the token's run prefix).
-void Matcher::walk_escapes(const TokenTrie& escapes, std::vector<uint64_t>& mask,
-                           const std::bitset<256>& first) {
-    const size_t base = set_start_.size();
-    const std::vector<TokenTrie::Node>& nodes = escapes.nodes();
-    const std::vector<int32_t>& ids = escapes.token_ids();
-    for (size_t i = 0; i < nodes.size();) {
-        const TokenTrie::Node& node = nodes[i];
-        if (node.depth == 1) {
-            while (set_start_.size() > base) pop_set();
-            i = first.test(node.byte) ? i + 1 : node.subtree_end;
-            continue;
-        }
-        while (set_start_.size() > base + node.depth - 2) pop_set();
-        if (!push_byte(node.byte)) {
-            i = node.subtree_end;
-            continue;
-        }
-        for (uint32_t j = node.tokens_begin; j < node.tokens_end; ++j)
-            mask[ids[j] >> 6] |= 1ULL << (ids[j] & 63);
-        ++i;
-    }
-    while (set_start_.size() > base) pop_set();
 }
 
 namespace {
@@ -381,10 +505,10 @@ bool Matcher::walk_run(const TokenTrie& trie, std::vector<uint64_t>& mask) {
                                 ? runs->escapes.size()
                                 : std::min(r, runs->escapes.size());
         for (size_t e = r; e <= last; ++e)
-            if (runs->escapes[e - 1]) walk_escapes(*runs->escapes[e - 1], mask, s0);
+            if (runs->escapes[e - 1]) walk_nodes(*runs->escapes[e - 1], mask, s0, false);
         if (m > 0) pop_set();
     }
-    walk_nodes(trie, mask, &s0);
+    walk_nodes(trie, mask, ~s0, true);
     return true;
 }
 
