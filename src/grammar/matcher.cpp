@@ -284,70 +284,116 @@ void Matcher::walk_trie(const TokenTrie& trie, std::vector<uint64_t>& mask) {
 void Matcher::walk_nodes(const TokenTrie& trie, std::vector<uint64_t>& mask,
                          const std::bitset<256>& first, bool feed_first) {
     if (state_infos_.size() > kMaxStateInfos) state_infos_.clear();  // never during a walk
-    const auto n = static_cast<uint32_t>(trie.nodes().size());
+    const std::vector<TokenTrie::Node>& nodes = trie.nodes();
+    const auto n = static_cast<uint32_t>(nodes.size());
     StateInfo* info = fast_paths_ && n >= min_loop_nodes_ ? state_info() : nullptr;
     const Walk walk{trie, mask};
-    if (feed_first) {
-        walk_below(walk, 0, n, info, &first);
-        return;
-    }
-    for (uint32_t c = 0; c < n; c = trie.nodes()[c].subtree_end)
-        if (first.test(trie.nodes()[c].byte)) enter(walk, c, info);
-}
-
-// A node whose bytes are fed (the sets stand after its prefix): its tokens are allowed, and its
-// children are walked.
-void Matcher::enter(const Walk& walk, uint32_t node, StateInfo* info) {
-    const TokenTrie::Node& n = walk.trie.nodes()[node];
-    const std::vector<int32_t>& ids = walk.trie.token_ids();
-    for (uint32_t j = n.tokens_begin; j < n.tokens_end; ++j)
-        walk.mask[ids[j] >> 6] |= 1ULL << (ids[j] & 63);
-    if (n.subtree_end > node + 1) walk_below(walk, node + 1, n.subtree_end, info, nullptr);
-}
-
-// The children of one node, nodes [begin, end). Without the newest set's info each child's byte
-// is fed on its own. With it (sets heading a large enough subtree), the children are taken by
-// byte group: a group no item scans is dropped at once, a group is fed once for all its
-// children (they lead to the same set), and a group that leads back to the same parse state
-// (a loop: a string's plain characters) is not fed at all, the set standing for the longer
-// prefix too. Each shortcut gives the sets the plain walk would build.
-void Matcher::walk_below(const Walk& walk, uint32_t begin, uint32_t end, StateInfo* info,
-                         const std::bitset<256>* first) {
-    const std::vector<TokenTrie::Node>& nodes = walk.trie.nodes();
-    if (!info) {
-        for (uint32_t c = begin; c < end; c = nodes[c].subtree_end) {
-            if ((first && !first->test(nodes[c].byte)) || !push_byte(nodes[c].byte)) continue;
-            enter(walk, c, child_info(nodes[c].subtree_end - c));
-            pop_set();
-        }
+    if (feed_first && !info) {
+        for (uint32_t c = 0; c < n; c = nodes[c].subtree_end)
+            if (first.test(nodes[c].byte)) walk_plain(walk, c);
         return;
     }
     const size_t mark = children_.size();
-    for (uint32_t c = begin; c < end; c = nodes[c].subtree_end)
-        if (info->group[nodes[c].byte] != 0 && (!first || first->test(nodes[c].byte)))
-            children_.push_back({info->group[nodes[c].byte], c});
+    for (uint32_t c = 0; c < n; c = nodes[c].subtree_end)
+        if (first.test(nodes[c].byte)) children_.push_back({0, c});
+    if (feed_first) {
+        walk_groups(walk, mark, info);
+    } else {
+        allow(walk, mark, children_.size());
+        if (info)
+            walk_children(walk, mark, children_.size(), info);
+        else
+            for (size_t k = mark; k < children_.size(); ++k)
+                walk_below_plain(walk, children_[k].second);
+    }
+    children_.resize(mark);
+}
+
+// Feeds node's byte onto the newest set; if accepted, allows its tokens and walks below it,
+// one byte at a time (the plain walk, and small subtrees of the fast one).
+void Matcher::walk_plain(const Walk& walk, uint32_t node) {
+    if (!push_byte(walk.trie.nodes()[node].byte)) return;
+    const size_t mark = children_.size();
+    children_.push_back({0, node});
+    allow(walk, mark, mark + 1);
+    children_.resize(mark);
+    walk_below_plain(walk, node);
+    pop_set();
+}
+
+void Matcher::walk_below_plain(const Walk& walk, uint32_t node) {
+    const std::vector<TokenTrie::Node>& nodes = walk.trie.nodes();
+    for (uint32_t c = node + 1; c < nodes[node].subtree_end; c = nodes[c].subtree_end)
+        walk_plain(walk, c);
+}
+
+// Allows the tokens ending at the nodes children_[begin, end).
+void Matcher::allow(const Walk& walk, size_t begin, size_t end) {
+    const std::vector<int32_t>& ids = walk.trie.token_ids();
+    for (size_t k = begin; k < end; ++k) {
+        const TokenTrie::Node& n = walk.trie.nodes()[children_[k].second];
+        for (uint32_t j = n.tokens_begin; j < n.tokens_end; ++j)
+            walk.mask[ids[j] >> 6] |= 1ULL << (ids[j] & 63);
+    }
+}
+
+// The children of all the nodes children_[begin, end), whose prefixes all stand at the newest
+// set (their tokens allowed already): walked together, level by level, by byte group.
+void Matcher::walk_children(const Walk& walk, size_t begin, size_t end, StateInfo* info) {
+    const std::vector<TokenTrie::Node>& nodes = walk.trie.nodes();
+    const size_t mark = children_.size();
+    for (size_t p = begin; p < end; ++p) {
+        const uint32_t node = children_[p].second;
+        for (uint32_t c = node + 1; c < nodes[node].subtree_end; c = nodes[c].subtree_end)
+            children_.push_back({0, c});
+    }
+    if (children_.size() > mark) walk_groups(walk, mark, info);
+    children_.resize(mark);
+}
+
+// The nodes children_[mark, end()), all children of prefixes standing at the newest set, taken
+// by byte group: a group no item scans is dropped at once; a group is fed once for all its
+// nodes (they lead to the same set) and their children are walked together; a group that
+// leads back to the same parse state (a loop: a string's plain characters, found when first
+// fed) is not fed at all, the set standing for the longer prefixes too. Each shortcut gives
+// the sets the plain walk would build.
+void Matcher::walk_groups(const Walk& walk, size_t mark, StateInfo* info) {
+    const std::vector<TokenTrie::Node>& nodes = walk.trie.nodes();
+    size_t kept = mark;
+    for (size_t k = mark; k < children_.size(); ++k) {
+        const uint16_t group = info->group[nodes[children_[k].second].byte];
+        if (group != 0) children_[kept++] = {group, children_[k].second};
+    }
+    children_.resize(kept);
     std::sort(children_.begin() + static_cast<std::ptrdiff_t>(mark), children_.end());
     const uint64_t hash = state_hash();
-    for (size_t k = mark; k < children_.size();) {
+    const size_t end = children_.size();
+    for (size_t k = mark; k < end;) {
         const uint16_t group = children_[k].first;
         size_t stop = k, weight = 0;
-        for (; stop < children_.size() && children_[stop].first == group; ++stop)
+        for (; stop < end && children_[stop].first == group; ++stop)
             weight += nodes[children_[stop].second].subtree_end - children_[stop].second;
         const uint8_t byte = nodes[children_[k].second].byte;
         bool loop = info->loop.test(byte);
         if (!loop && !info->tested.test(byte)) {
-            loop = push_byte(byte) && state_hash() == hash;
+            push_byte(byte);
+            loop = state_hash() == hash;
             for (size_t b = 0; b < 256; ++b)
                 if (info->group[b] == group) (loop ? info->loop : info->tested).set(b);
             if (loop) pop_set();
         } else if (!loop) {
             push_byte(byte);
         }
+        allow(walk, k, stop);
         StateInfo* next = loop ? info : child_info(weight);
-        for (; k < stop; ++k) enter(walk, children_[k].second, next);
+        if (next) {
+            walk_children(walk, k, stop, next);
+        } else {
+            for (size_t c = k; c < stop; ++c) walk_below_plain(walk, children_[c].second);
+        }
         if (!loop) pop_set();
+        k = stop;
     }
-    children_.resize(mark);
 }
 
 Matcher::StateInfo* Matcher::child_info(size_t subtree) {

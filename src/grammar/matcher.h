@@ -102,9 +102,11 @@ class Matcher {
     };
     StateInfo* state_info();
     StateInfo* child_info(size_t subtree);
-    void enter(const Walk& walk, uint32_t node, StateInfo* info);
-    void walk_below(const Walk& walk, uint32_t begin, uint32_t end, StateInfo* info,
-                    const std::bitset<256>* first);
+    void walk_plain(const Walk& walk, uint32_t node);
+    void walk_below_plain(const Walk& walk, uint32_t node);
+    void allow(const Walk& walk, size_t begin, size_t end);
+    void walk_children(const Walk& walk, size_t begin, size_t end, StateInfo* info);
+    void walk_groups(const Walk& walk, size_t mark, StateInfo* info);
     bool walk_run(const TokenTrie& trie, std::vector<uint64_t>& mask);
     uint32_t largest_group(const std::vector<uint32_t>& weight, std::bitset<256>& group) const;
     enum class RunScan : uint8_t { None, Alike, Mixed };
@@ -128,7 +130,7 @@ class Matcher {
     bool fast_paths_ = true;
     uint32_t min_run_nodes_ = 4096;
     uint32_t min_loop_nodes_ = 8;  // the subtree a set must head for state_info to pay
-    std::vector<std::pair<uint16_t, uint32_t>> children_;  // walk_below's (group, node) lists
+    std::vector<std::pair<uint16_t, uint32_t>> children_;  // the walk's (group, node) levels
     // state_info by state hash (per matcher: a parse state's info depends only on the grammar).
     static constexpr size_t kMaxStateInfos = 1024;  // about 600 bytes each
     std::unordered_map<uint64_t, std::unique_ptr<StateInfo>> state_infos_;
