@@ -401,39 +401,39 @@ Matcher::StateInfo* Matcher::child_info(size_t subtree) {
 }
 
 // What a walk needs of the newest set's parse state, memoised by state hash: its bytes grouped
-// by the items scanning them (by a signature, then checked exactly), and which groups lead
+// by the items scanning them (the scanned bytes split by each distinct byte set of an item,
+// so two bytes share a group exactly when the same items scan them), and which groups lead
 // back to the same state (found as the walk first feeds them).
 Matcher::StateInfo* Matcher::state_info() {
-    std::unique_ptr<StateInfo>& slot = state_infos_[state_hash()];
-    if (slot) return slot.get();
-    auto info = std::make_unique<StateInfo>();
+    auto [it, added] = state_infos_.try_emplace(state_hash());
+    StateInfo& info = it->second;
+    if (!added) return &info;
     const Grammar& g = *g_;
-    std::array<uint64_t, 256> sig{};
-    const uint32_t begin = set_start_.back();
-    const auto end = static_cast<uint32_t>(items_.size());
-    for (uint32_t i = begin; i < end; ++i) {
+    parts_.clear();
+    seen_sets_.clear();
+    for (size_t i = set_start_.back(); i < items_.size(); ++i) {
         const Element& e = g.elements[items_[i].pos];
-        if (e.kind != Element::Kind::Bytes) continue;
+        if (e.kind != Element::Kind::Bytes ||
+            std::find(seen_sets_.begin(), seen_sets_.end(), e.id) != seen_sets_.end())
+            continue;
+        seen_sets_.push_back(e.id);
         const std::bitset<256>& set = g.byte_sets[e.id];
-        for (size_t b = set._Find_first(); b < 256; b = set._Find_next(b))
-            sig[b] = hash_of(sig[b] ^ (i - begin + 1));
-    }
-    uint16_t groups = 0;
-    for (size_t b = 0; b < 256; ++b) {
-        if (sig[b] == 0 || info->group[b] != 0) continue;
-        std::bitset<256> members;
-        for (size_t c = b; c < 256; ++c)
-            if (sig[c] == sig[b]) members.set(c);
-        if (scan_of(members) != RunScan::Alike) {  // a signature collision: the byte alone
-            members.reset();
-            members.set(b);
+        std::bitset<256> rest = set;
+        for (size_t p = 0, n = parts_.size(); p < n && rest.any(); ++p) {
+            const std::bitset<256> in = parts_[p] & set;
+            if (in.none()) continue;
+            rest &= ~in;
+            if (in != parts_[p]) {
+                parts_.push_back(parts_[p] & ~set);
+                parts_[p] = in;
+            }
         }
-        ++groups;
-        for (size_t c = members._Find_first(); c < 256; c = members._Find_next(c))
-            info->group[c] = groups;
+        if (rest.any()) parts_.push_back(rest);
     }
-    slot = std::move(info);
-    return slot.get();
+    for (size_t p = 0; p < parts_.size(); ++p)
+        for (size_t b = parts_[p]._Find_first(); b < 256; b = parts_[p]._Find_next(b))
+            info.group[b] = static_cast<uint16_t>(p + 1);
+    return &info;
 }
 
 // How the newest set scans the bytes of `run`: none of them, all alike (the same items scan

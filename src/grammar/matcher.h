@@ -132,8 +132,10 @@ class Matcher {
     uint32_t min_loop_nodes_ = 8;  // the subtree a set must head for state_info to pay
     std::vector<std::pair<uint16_t, uint32_t>> children_;  // the walk's (group, node) levels
     // state_info by state hash (per matcher: a parse state's info depends only on the grammar).
-    static constexpr size_t kMaxStateInfos = 1024;  // about 600 bytes each
-    std::unordered_map<uint64_t, std::unique_ptr<StateInfo>> state_infos_;
+    static constexpr size_t kMaxStateInfos = 1024;         // about 600 bytes each
+    std::unordered_map<uint64_t, StateInfo> state_infos_;  // elements never move
+    std::vector<std::bitset<256>> parts_;  // state_info's partition of the scanned bytes
+    std::vector<uint32_t> seen_sets_;
 };
 
 }  // namespace kite::grammar
