@@ -20,6 +20,10 @@ uint8_t lowest(const std::bitset<256>& set) {
     return static_cast<uint8_t>(b);
 }
 
+// A run of fewer bytes (hex digits) ends almost every token after its first byte: the run
+// index would be the whole vocabulary again, and the grouped walk is cheaper.
+constexpr size_t kMinRunBytes = 32;
+
 uint64_t hash_of(uint64_t key) {
     key ^= key >> 29;
     key *= 0xbf58476d1ce4e5b9ULL;
@@ -514,6 +518,10 @@ bool Matcher::walk_run(const TokenTrie& trie, std::vector<uint64_t>& mask) {
     push_byte(lowest(s0));
     std::fill(weight.begin(), weight.end(), 1);
     if (largest_group(weight, s) == 0) s = s0;
+    if (s.count() < kMinRunBytes) {
+        pop_set();
+        return false;
+    }
     bool loops = false;
     size_t m = 1;  // Z_0 .. Z_m-1 scan their run bytes alike; Z_m is the newest set
     if (s == s0 && state_hash() == hash) {
