@@ -3,8 +3,8 @@
 // matcher. Compilers must build a grammar or throw GrammarError (a schema that is not JSON: a
 // JSON parse error); a crash, sanitizer report, hang or huge allocation is a bug. Every mask is
 // computed twice, with the byte-run fast path and by the plain walk of the whole vocabulary
-// (every string of 1 to 3 bytes over 16 bytes of JSON and UTF-8, with the fast path engaged
-// wherever it applies), and the two must be equal.
+// (every string of 1 to 3 bytes over 16 bytes of JSON and UTF-8, with the fast paths, byte
+// runs and the grouped walk, engaged wherever they apply), and the two must be equal.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

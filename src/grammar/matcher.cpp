@@ -1,5 +1,8 @@
 #include "grammar/matcher.h"
 
+#include <algorithm>
+#include <array>
+
 #include "grammar/byte_runs.h"
 #include "grammar/token_trie.h"
 
@@ -16,6 +19,10 @@ uint8_t lowest(const std::bitset<256>& set) {
     while (b < 255 && !set.test(b)) ++b;
     return static_cast<uint8_t>(b);
 }
+
+// A run of fewer bytes (hex digits) ends almost every token after its first byte: the run
+// index would be the whole vocabulary again, and the grouped walk is cheaper.
+constexpr size_t kMinRunBytes = 32;
 
 uint64_t hash_of(uint64_t key) {
     key ^= key >> 29;
@@ -87,6 +94,13 @@ void Matcher::close_set(uint32_t k) {
             for (uint32_t p : g.productions[e.id]) add({p, k});
             if (g.nullable[e.id]) add({item.pos + 1, item.origin});
         } else if (e.kind == Element::Kind::End) {
+            if (item.origin < k) {
+                const Item top = leo_top(item.origin, e.id);
+                if (top.pos != kNoItem) {
+                    add(top);
+                    continue;
+                }
+            }
             const uint32_t end = item.origin == k ? static_cast<uint32_t>(items_.size())
                                                   : set_start_[item.origin + 1];
             for (uint32_t j = set_start_[item.origin]; j < end; ++j) {
@@ -96,6 +110,55 @@ void Matcher::close_set(uint32_t k) {
             }
         }
     }
+}
+
+// Leo's optimisation of right recursion: when set `set` holds exactly one item waiting for
+// `rule` and `rule` ends its production (B ::= beta . rule), completing `rule` from there
+// completes B too, and so on down a chain of such sets. Only the chain's topmost completed item
+// is added, so a counted repetition (right-nested optionals) costs constant work per byte
+// instead of one completion per byte already matched. The completed items left out are never
+// looked at again: only items waiting for a rule are. Memoised per set.
+Matcher::Item Matcher::leo_top(uint32_t set, uint32_t rule) {
+    const Grammar& g = *g_;
+    leo_chain_.clear();
+    Item top{kNoItem, 0};
+    for (;;) {
+        if (const Item* memo = leo_find(set, rule)) {
+            if (memo->pos != kNoItem) top = *memo;
+            break;
+        }
+        Item waiter{kNoItem, 0};
+        size_t waiting = 0;
+        for (uint32_t j = set_start_[set]; j < set_start_[set + 1] && waiting < 2; ++j) {
+            const Element& e = g.elements[items_[j].pos];
+            if (e.kind == Element::Kind::Rule && e.id == rule) {
+                waiter = items_[j];
+                ++waiting;
+            }
+        }
+        if (waiting != 1 || g.elements[waiter.pos + 1].kind != Element::Kind::End) {
+            leo_.resize(std::max<size_t>(leo_.size(), set + 1));
+            leo_[set].push_back({rule, {kNoItem, 0}});
+            break;
+        }
+        leo_chain_.push_back({set, rule});
+        top = {waiter.pos + 1, waiter.origin};
+        if (waiter.origin >= set) break;  // B began in this set: the chain ends here
+        rule = g.elements[waiter.pos + 1].id;
+        set = waiter.origin;
+    }
+    for (const auto& [s, r] : leo_chain_) {
+        leo_.resize(std::max<size_t>(leo_.size(), s + 1));
+        leo_[s].push_back({r, top});
+    }
+    return top;
+}
+
+const Matcher::Item* Matcher::leo_find(uint32_t set, uint32_t rule) const {
+    if (set >= leo_.size()) return nullptr;
+    for (const LeoEntry& entry : leo_[set])
+        if (entry.rule == rule) return &entry.top;
+    return nullptr;
 }
 
 bool Matcher::push_byte(uint8_t b) {
@@ -120,6 +183,7 @@ bool Matcher::push_byte(uint8_t b) {
 
 void Matcher::pop_set() {
     items_.resize(set_start_.back());
+    if (set_start_.size() <= leo_.size()) leo_[set_start_.size() - 1].clear();
     set_start_.pop_back();
     if (set_hash_.size() > set_start_.size()) set_hash_.resize(set_start_.size());
 }
@@ -214,29 +278,166 @@ void Matcher::walk_trie(const TokenTrie& trie, std::vector<uint64_t>& mask) {
     mask.assign(trie.mask_words(), 0);
     if (can_stop())
         for (int32_t t : trie.stop_tokens()) mask[t >> 6] |= 1ULL << (t & 63);
-    if (!fast_paths_ || !walk_run(trie, mask)) walk_nodes(trie, mask, nullptr);
+    if (!fast_paths_ || !walk_run(trie, mask))
+        walk_nodes(trie, mask, std::bitset<256>{}.set(), true);
 }
 
-// Sets the bits of the trie's tokens accepted from the current state, skipping the top-level
-// subtrees whose first byte is in `skip_first`.
+// Sets the bits of the trie's tokens accepted from the current state. A subtree at depth 1 is
+// walked only when its byte is in `first`; with feed_first false that byte is not fed (an
+// escape trie's first byte: the current set already stands after it).
 void Matcher::walk_nodes(const TokenTrie& trie, std::vector<uint64_t>& mask,
-                         const std::bitset<256>* skip_first) {
-    const size_t base = set_start_.size();
+                         const std::bitset<256>& first, bool feed_first) {
+    if (state_infos_.size() > kMaxStateInfos) state_infos_.clear();  // never during a walk
     const std::vector<TokenTrie::Node>& nodes = trie.nodes();
-    const std::vector<int32_t>& ids = trie.token_ids();
-    for (size_t i = 0; i < nodes.size();) {
-        const TokenTrie::Node& node = nodes[i];
-        while (set_start_.size() >= base + node.depth) pop_set();
-        const bool skipped = skip_first && node.depth == 1 && skip_first->test(node.byte);
-        if (skipped || !push_byte(node.byte)) {
-            i = node.subtree_end;
-            continue;
-        }
-        for (uint32_t j = node.tokens_begin; j < node.tokens_end; ++j)
-            mask[ids[j] >> 6] |= 1ULL << (ids[j] & 63);
-        ++i;
+    const auto n = static_cast<uint32_t>(nodes.size());
+    StateInfo* info = fast_paths_ && n >= min_loop_nodes_ ? state_info() : nullptr;
+    const Walk walk{trie, mask};
+    if (feed_first && !info) {
+        for (uint32_t c = 0; c < n; c = nodes[c].subtree_end)
+            if (first.test(nodes[c].byte)) walk_plain(walk, c);
+        return;
     }
-    while (set_start_.size() > base) pop_set();
+    const size_t mark = children_.size();
+    for (uint32_t c = 0; c < n; c = nodes[c].subtree_end)
+        if (first.test(nodes[c].byte)) children_.push_back({0, c});
+    if (feed_first) {
+        walk_groups(walk, mark, info);
+    } else {
+        allow(walk, mark, children_.size());
+        if (info)
+            walk_children(walk, mark, children_.size(), info);
+        else
+            for (size_t k = mark; k < children_.size(); ++k)
+                walk_below_plain(walk, children_[k].second);
+    }
+    children_.resize(mark);
+}
+
+// Feeds node's byte onto the newest set; if accepted, allows its tokens and walks below it,
+// one byte at a time (the plain walk, and small subtrees of the fast one).
+void Matcher::walk_plain(const Walk& walk, uint32_t node) {
+    if (!push_byte(walk.trie.nodes()[node].byte)) return;
+    const size_t mark = children_.size();
+    children_.push_back({0, node});
+    allow(walk, mark, mark + 1);
+    children_.resize(mark);
+    walk_below_plain(walk, node);
+    pop_set();
+}
+
+void Matcher::walk_below_plain(const Walk& walk, uint32_t node) {
+    const std::vector<TokenTrie::Node>& nodes = walk.trie.nodes();
+    for (uint32_t c = node + 1; c < nodes[node].subtree_end; c = nodes[c].subtree_end)
+        walk_plain(walk, c);
+}
+
+// Allows the tokens ending at the nodes children_[begin, end).
+void Matcher::allow(const Walk& walk, size_t begin, size_t end) {
+    const std::vector<int32_t>& ids = walk.trie.token_ids();
+    for (size_t k = begin; k < end; ++k) {
+        const TokenTrie::Node& n = walk.trie.nodes()[children_[k].second];
+        for (uint32_t j = n.tokens_begin; j < n.tokens_end; ++j)
+            walk.mask[ids[j] >> 6] |= 1ULL << (ids[j] & 63);
+    }
+}
+
+// The children of all the nodes children_[begin, end), whose prefixes all stand at the newest
+// set (their tokens allowed already): walked together, level by level, by byte group.
+void Matcher::walk_children(const Walk& walk, size_t begin, size_t end, StateInfo* info) {
+    const std::vector<TokenTrie::Node>& nodes = walk.trie.nodes();
+    const size_t mark = children_.size();
+    for (size_t p = begin; p < end; ++p) {
+        const uint32_t node = children_[p].second;
+        for (uint32_t c = node + 1; c < nodes[node].subtree_end; c = nodes[c].subtree_end)
+            children_.push_back({0, c});
+    }
+    if (children_.size() > mark) walk_groups(walk, mark, info);
+    children_.resize(mark);
+}
+
+// The nodes children_[mark, end()), all children of prefixes standing at the newest set, taken
+// by byte group: a group no item scans is dropped at once; a group is fed once for all its
+// nodes (they lead to the same set) and their children are walked together; a group that
+// leads back to the same parse state (a loop: a string's plain characters, found when first
+// fed) is not fed at all, the set standing for the longer prefixes too. Each shortcut gives
+// the sets the plain walk would build.
+void Matcher::walk_groups(const Walk& walk, size_t mark, StateInfo* info) {
+    const std::vector<TokenTrie::Node>& nodes = walk.trie.nodes();
+    size_t kept = mark;
+    for (size_t k = mark; k < children_.size(); ++k) {
+        const uint16_t group = info->group[nodes[children_[k].second].byte];
+        if (group != 0) children_[kept++] = {group, children_[k].second};
+    }
+    children_.resize(kept);
+    std::sort(children_.begin() + static_cast<std::ptrdiff_t>(mark), children_.end());
+    const uint64_t hash = state_hash();
+    const size_t end = children_.size();
+    for (size_t k = mark; k < end;) {
+        const uint16_t group = children_[k].first;
+        size_t stop = k, weight = 0;
+        for (; stop < end && children_[stop].first == group; ++stop)
+            weight += nodes[children_[stop].second].subtree_end - children_[stop].second;
+        const uint8_t byte = nodes[children_[k].second].byte;
+        bool loop = info->loop.test(byte);
+        if (!loop && !info->tested.test(byte)) {
+            push_byte(byte);
+            loop = state_hash() == hash;
+            for (size_t b = 0; b < 256; ++b)
+                if (info->group[b] == group) (loop ? info->loop : info->tested).set(b);
+            if (loop) pop_set();
+        } else if (!loop) {
+            push_byte(byte);
+        }
+        allow(walk, k, stop);
+        StateInfo* next = loop ? info : child_info(weight);
+        if (next) {
+            walk_children(walk, k, stop, next);
+        } else {
+            for (size_t c = k; c < stop; ++c) walk_below_plain(walk, children_[c].second);
+        }
+        if (!loop) pop_set();
+        k = stop;
+    }
+}
+
+Matcher::StateInfo* Matcher::child_info(size_t subtree) {
+    return fast_paths_ && subtree >= min_loop_nodes_ ? state_info() : nullptr;
+}
+
+// What a walk needs of the newest set's parse state, memoised by state hash: its bytes grouped
+// by the items scanning them (the scanned bytes split by each distinct byte set of an item,
+// so two bytes share a group exactly when the same items scan them), and which groups lead
+// back to the same state (found as the walk first feeds them).
+Matcher::StateInfo* Matcher::state_info() {
+    auto [it, added] = state_infos_.try_emplace(state_hash());
+    StateInfo& info = it->second;
+    if (!added) return &info;
+    const Grammar& g = *g_;
+    parts_.clear();
+    seen_sets_.clear();
+    for (size_t i = set_start_.back(); i < items_.size(); ++i) {
+        const Element& e = g.elements[items_[i].pos];
+        if (e.kind != Element::Kind::Bytes ||
+            std::find(seen_sets_.begin(), seen_sets_.end(), e.id) != seen_sets_.end())
+            continue;
+        seen_sets_.push_back(e.id);
+        const std::bitset<256>& set = g.byte_sets[e.id];
+        std::bitset<256> rest = set;
+        for (size_t p = 0, n = parts_.size(); p < n && rest.any(); ++p) {
+            const std::bitset<256> in = parts_[p] & set;
+            if (in.none()) continue;
+            rest &= ~in;
+            if (in != parts_[p]) {
+                parts_.push_back(parts_[p] & ~set);
+                parts_[p] = in;
+            }
+        }
+        if (rest.any()) parts_.push_back(rest);
+    }
+    for (size_t p = 0; p < parts_.size(); ++p)
+        for (size_t b = parts_[p]._Find_first(); b < 256; b = parts_[p]._Find_next(b))
+            info.group[b] = static_cast<uint16_t>(p + 1);
+    return &info;
 }
 
 // How the newest set scans the bytes of `run`: none of them, all alike (the same items scan
@@ -281,33 +482,6 @@ uint32_t Matcher::largest_group(const std::vector<uint32_t>& weight,
     return scan_of(group) == RunScan::Alike ? total[best] : 0;
 }
 
-// Sets the bits of an escape trie's tokens (first byte, then the bytes after the run) accepted
-// from the current set, where a first byte counts when it is in `first` (it is not fed: the
-// current set already stands after the token's run prefix).
-void Matcher::walk_escapes(const TokenTrie& escapes, std::vector<uint64_t>& mask,
-                           const std::bitset<256>& first) {
-    const size_t base = set_start_.size();
-    const std::vector<TokenTrie::Node>& nodes = escapes.nodes();
-    const std::vector<int32_t>& ids = escapes.token_ids();
-    for (size_t i = 0; i < nodes.size();) {
-        const TokenTrie::Node& node = nodes[i];
-        if (node.depth == 1) {
-            while (set_start_.size() > base) pop_set();
-            i = first.test(node.byte) ? i + 1 : node.subtree_end;
-            continue;
-        }
-        while (set_start_.size() > base + node.depth - 2) pop_set();
-        if (!push_byte(node.byte)) {
-            i = node.subtree_end;
-            continue;
-        }
-        for (uint32_t j = node.tokens_begin; j < node.tokens_end; ++j)
-            mask[ids[j] >> 6] |= 1ULL << (ids[j] & 63);
-        ++i;
-    }
-    while (set_start_.size() > base) pop_set();
-}
-
 namespace {
 
 // mask |= the tokens of `run_only` whose first byte is in `first`.
@@ -344,6 +518,10 @@ bool Matcher::walk_run(const TokenTrie& trie, std::vector<uint64_t>& mask) {
     push_byte(lowest(s0));
     std::fill(weight.begin(), weight.end(), 1);
     if (largest_group(weight, s) == 0) s = s0;
+    if (s.count() < kMinRunBytes) {
+        pop_set();
+        return false;
+    }
     bool loops = false;
     size_t m = 1;  // Z_0 .. Z_m-1 scan their run bytes alike; Z_m is the newest set
     if (s == s0 && state_hash() == hash) {
@@ -381,10 +559,10 @@ bool Matcher::walk_run(const TokenTrie& trie, std::vector<uint64_t>& mask) {
                                 ? runs->escapes.size()
                                 : std::min(r, runs->escapes.size());
         for (size_t e = r; e <= last; ++e)
-            if (runs->escapes[e - 1]) walk_escapes(*runs->escapes[e - 1], mask, s0);
+            if (runs->escapes[e - 1]) walk_nodes(*runs->escapes[e - 1], mask, s0, false);
         if (m > 0) pop_set();
     }
-    walk_nodes(trie, mask, &s0);
+    walk_nodes(trie, mask, ~s0, true);
     return true;
 }
 

@@ -4,6 +4,8 @@
 // rejected speculative drafts can be rolled back.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <bitset>
 #include <cstdint>
 #include <memory>
@@ -50,16 +52,21 @@ class Matcher {
     // trie, dropping a whole subtree as soon as its prefix is rejected.
     // With a cache, a state seen before gets its mask without the walk.
     // Inside a byte run (a JSON string, a character class loop) the tokens made of the run's
-    // bytes are allowed at once and only the rest of the other tokens is walked.
+    // bytes are allowed at once and only the rest of the other tokens is walked. Elsewhere
+    // the walk feeds each group of bytes scanned alike once for all the children in it, and
+    // not at all where it leads back to the same parse state (see walk_below).
     void allowed_tokens(const TokenTrie& trie, std::vector<uint64_t>& mask,
                         MaskCache* cache = nullptr);
 
-    // Off: every mask is the plain walk of the whole trie (the reference the fast path is
-    // tested against). min_nodes: the trie nodes a run must cover for the fast path to be
-    // taken (below that the plain walk is as cheap; tests lower it to exercise the path).
+    // Off: every mask is the plain walk of the whole trie, one Earley step per node (the
+    // reference the fast paths are tested against). min_nodes: the trie nodes a run must
+    // cover for the run fast path to be taken, and (at most 8) a subtree for its set's byte
+    // groups to be worked out (below that feeding each byte is as cheap; tests lower it to
+    // exercise the paths everywhere).
     void set_fast_paths(bool on, uint32_t min_nodes = 4096) {
         fast_paths_ = on;
         min_run_nodes_ = min_nodes;
+        min_loop_nodes_ = std::min<uint32_t>(min_nodes, 8);
     }
 
   private:
@@ -68,7 +75,15 @@ class Matcher {
         uint32_t origin;  // the set where the item's production started
     };
 
+    static constexpr uint32_t kNoItem = UINT32_MAX;
+    struct LeoEntry {
+        uint32_t rule;
+        Item top;  // pos kNoItem: no deterministic chain
+    };
+
     bool push_byte(uint8_t b);
+    Item leo_top(uint32_t set, uint32_t rule);
+    const Item* leo_find(uint32_t set, uint32_t rule) const;
     void pop_set();
     void close_set(uint32_t k);
     void add(Item item);
@@ -76,9 +91,22 @@ class Matcher {
     uint64_t state_hash();
     void walk_trie(const TokenTrie& trie, std::vector<uint64_t>& mask);
     void walk_nodes(const TokenTrie& trie, std::vector<uint64_t>& mask,
-                    const std::bitset<256>* skip_first);
-    void walk_escapes(const TokenTrie& escapes, std::vector<uint64_t>& mask,
-                      const std::bitset<256>& first);
+                    const std::bitset<256>& first, bool feed_first);
+    struct StateInfo {
+        std::array<uint16_t, 256> group{};  // bytes scanned by the same items: equal ids (0: none)
+        std::bitset<256> loop, tested;      // groups fed once: those leading back to this state
+    };
+    struct Walk {
+        const TokenTrie& trie;
+        std::vector<uint64_t>& mask;
+    };
+    StateInfo* state_info();
+    StateInfo* child_info(size_t subtree);
+    void walk_plain(const Walk& walk, uint32_t node);
+    void walk_below_plain(const Walk& walk, uint32_t node);
+    void allow(const Walk& walk, size_t begin, size_t end);
+    void walk_children(const Walk& walk, size_t begin, size_t end, StateInfo* info);
+    void walk_groups(const Walk& walk, size_t mark, StateInfo* info);
     bool walk_run(const TokenTrie& trie, std::vector<uint64_t>& mask);
     uint32_t largest_group(const std::vector<uint32_t>& weight, std::bitset<256>& group) const;
     enum class RunScan : uint8_t { None, Alike, Mixed };
@@ -86,11 +114,14 @@ class Matcher {
 
     std::shared_ptr<const Grammar> g_;
     std::vector<Item> items_;
-    std::vector<uint32_t> set_start_;  // items of set k: [set_start_[k], set_start_[k+1])
-    std::vector<uint32_t> token_sets_;
+    std::vector<uint32_t> set_start_;   // items of set k: [set_start_[k], set_start_[k+1])
+    std::vector<uint32_t> token_sets_;  // the number of sets before each accepted token
     // Per set: a hash of its items with origins replaced by their sets' hashes, so equal
     // hashes mean equal parse states wherever they sit in the input (0: not computed yet).
-    std::vector<uint64_t> set_hash_;  // the number of sets before each accepted token
+    std::vector<uint64_t> set_hash_;
+    // Per set: Leo's topmost items by completed rule (see leo_top), dropped with the set.
+    std::vector<std::vector<LeoEntry>> leo_;
+    std::vector<std::pair<uint32_t, uint32_t>> leo_chain_;
     // Open-addressing set of the current set's items, cleared by bumping a generation.
     std::vector<uint64_t> dedup_keys_;
     std::vector<uint32_t> dedup_gen_;
@@ -98,6 +129,13 @@ class Matcher {
     size_t dedup_count_ = 0;
     bool fast_paths_ = true;
     uint32_t min_run_nodes_ = 4096;
+    uint32_t min_loop_nodes_ = 8;  // the subtree a set must head for state_info to pay
+    std::vector<std::pair<uint16_t, uint32_t>> children_;  // the walk's (group, node) levels
+    // state_info by state hash (per matcher: a parse state's info depends only on the grammar).
+    static constexpr size_t kMaxStateInfos = 1024;         // about 600 bytes each
+    std::unordered_map<uint64_t, StateInfo> state_infos_;  // elements never move
+    std::vector<std::bitset<256>> parts_;  // state_info's partition of the scanned bytes
+    std::vector<uint32_t> seen_sets_;
 };
 
 }  // namespace kite::grammar

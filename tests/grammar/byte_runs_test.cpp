@@ -82,6 +82,24 @@ TEST_F(ByteRuns, PatternClassLoopsMatchThePlainWalk) {
     EXPECT_GT(compare_along(g, R"({"id":"some_long_identifier_name42","hex":"deadBEEF0123"})"), 8u);
 }
 
+// The slow states of the shared set: a property name where many declared names and any
+// other name may come (each declared first letter is its own branch; the walk under it reuses
+// the string's loop set), long strings with maxLength (Leo's shortcut) and an enum.
+TEST_F(ByteRuns, PropertyNamesCountedStringsAndEnumsMatchThePlainWalk) {
+    json props = json::object();
+    for (const char* name : {"name", "age", "address", "nickname", "notes", "tags", "title", "zip",
+                             "email", "enabled", "id", "url", "x"})
+        props[name] = json::parse(R"({"type":"string","maxLength":400})");
+    props["kind"] = json::parse(R"({"enum":["alpha","beta","gamma","alphabet","be","delta"]})");
+    const auto g = compile_json_schema(json{{"type", "object"}, {"properties", props}});
+    EXPECT_GT(compare_along(g, R"({"name":"Some words, then more words and an end","age":"9",)"
+                               R"("kind":"alphabet","nam":"other","names":"x","Zed":"z"})"),
+              20u);
+    const auto strings = compile_json_schema(
+        json::parse(R"({"type":"array","items":{"type":"string","minLength":2,"maxLength":70}})"));
+    EXPECT_GT(compare_along(strings, "[\"" + std::string(55, 'a') + " tail words\",\"ab\"]"), 10u);
+}
+
 TEST_F(ByteRuns, RealSchemasMatchThePlainWalk) {
     // A few schemas of the shared set, their instances' first tokens.
     const char* const schemas[] = {

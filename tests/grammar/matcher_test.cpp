@@ -79,6 +79,41 @@ TEST(GrammarMatcher, CountedRepetition) {
     EXPECT_TRUE(full_match(h, "xxxxxxx"));
 }
 
+// Right recursion goes through Leo's shortcut (one topmost completion instead of a chain):
+// the languages must stay exactly what the grammars say, including where a chain is broken
+// by a second waiter (ambiguity) or by an item that does not end with the recursive rule.
+TEST(GrammarMatcher, RightRecursionAndLongCountedRepetitions) {
+    GrammarBuilder b;
+    b.define("root", seq({lit("\""), repeat(char_class({{'a', 'z'}}), 0, 3000), lit("\"")}));
+    const auto g = b.build("root");
+    EXPECT_TRUE(full_match(g, "\"" + std::string(3000, 'q') + "\""));
+    EXPECT_TRUE(full_match(g, "\"\""));
+    EXPECT_FALSE(full_match(g, "\"" + std::string(3001, 'q') + "\""));
+    Matcher m(g);
+    ASSERT_TRUE(m.advance("\"" + std::string(2999, 'q')));
+    EXPECT_TRUE(m.accepts("q\""));
+    EXPECT_FALSE(m.accepts("qq"));
+    EXPECT_TRUE(m.accepts("\""));
+    GrammarBuilder r;
+    // list ::= item "," list | item; item ::= "a" | "a" item (ambiguous: "aa" is two ways)
+    r.define("list", alt({seq({ref("item"), lit(","), ref("list")}), ref("item")}));
+    r.define("item", alt({lit("a"), seq({lit("a"), ref("item")})}));
+    r.define("root", seq({ref("list"), lit(";")}));
+    const auto h = r.build("root");
+    for (const char* ok : {"a;", "aaa;", "a,aa,a;", "aaaa,a,a,aaaaa;"})
+        EXPECT_TRUE(full_match(h, ok)) << ok;
+    for (const char* bad : {";", "a,;", ",a;", "a,a", "aa,,a;"})
+        EXPECT_FALSE(full_match(h, bad)) << bad;
+    GrammarBuilder n;
+    // Right recursion through nullable and unit rules: tail ::= "x" more; more ::= tail | empty.
+    n.define("tail", seq({lit("x"), ref("more")}));
+    n.define("more", alt({ref("tail"), empty()}));
+    n.define("root", seq({ref("tail"), lit("!"), ref("more")}));
+    const auto k = n.build("root");
+    for (const char* ok : {"x!", "xxxx!", "x!x", "xxx!xxxx"}) EXPECT_TRUE(full_match(k, ok)) << ok;
+    for (const char* bad : {"!", "x", "xx!!", "!x"}) EXPECT_FALSE(full_match(k, bad)) << bad;
+}
+
 TEST(GrammarMatcher, Utf8ClassesMatchWholeCharacters) {
     GrammarBuilder b;
     // Any character but '"' and the letters a-z.
