@@ -9,11 +9,19 @@ namespace kite::grammar {
 
 namespace {
 
-Expr digits() {
-    return star(char_class({{'0', '9'}}));
-}
+// Numbers are bounded: at most 20 digits before the point (every int64 and uint64), 20 after it
+// and 3 in the exponent (every double's), so a model that repeats a digit (greedy decoding does)
+// reaches the number's end instead of max_tokens. No double needs more; such a number in a
+// valid instance is refused, which keeps the promise (never output outside the schema).
+constexpr uint32_t kMaxIntegerDigits = 20;
+constexpr uint32_t kMaxFractionDigits = 20;
+constexpr uint32_t kMaxExponentDigits = 3;
+
 Expr digit() {
     return char_class({{'0', '9'}});
+}
+Expr digits(uint32_t max) {
+    return repeat(digit(), 0, max);
 }
 
 struct ShortEscape {
@@ -90,19 +98,27 @@ Expr natural_range(uint64_t lo, std::optional<uint64_t> hi) {
         if (from.size() == to.size() && from <= to) parts.push_back(same_length_range(from, to));
     }
     if (!hi)
-        parts.push_back(seq({char_class({{'1', '9'}}),
-                             repeat(digit(), static_cast<uint32_t>(a.size()), kUnbounded)}));
+        parts.push_back(seq(
+            {char_class({{'1', '9'}}),
+             repeat(digit(), static_cast<uint32_t>(a.size()),
+                    std::max<uint32_t>(static_cast<uint32_t>(a.size()), kMaxIntegerDigits - 1))}));
     return alt(std::move(parts));
 }
 
 Expr any_fraction() {
-    return opt(seq({lit("."), plus(digit())}));
+    return opt(seq({lit("."), repeat(digit(), 1, kMaxFractionDigits)}));
 }
 Expr zero_fraction() {
-    return opt(seq({lit("."), plus(lit("0"))}));
+    return opt(seq({lit("."), repeat(lit("0"), 1, kMaxFractionDigits)}));
 }
+// A fraction of at most kMaxFractionDigits digits, not all zeros: k zeros, then the first
+// nonzero digit, then any digits up to the bound.
 Expr nonzero_fraction() {
-    return seq({lit("."), digits(), char_class({{'1', '9'}}), digits()});
+    std::vector<Expr> parts;
+    for (uint32_t zeros = 0; zeros < kMaxFractionDigits; ++zeros)
+        parts.push_back(seq({repeat(lit("0"), zeros, zeros), char_class({{'1', '9'}}),
+                             digits(kMaxFractionDigits - 1 - zeros)}));
+    return seq({lit("."), alt(std::move(parts))});
 }
 
 struct Format {
@@ -153,12 +169,14 @@ Expr json_encode_chars(const Expr& e) {
 void define_json_rules(GrammarBuilder& b) {
     b.define("json_char", json_encode_chars(char_class({{0, kMaxCodePoint}})));
     b.define("json_string", seq({lit("\""), star(ref("json_char")), lit("\"")}));
-    b.define("json_integer",
-             seq({opt(lit("-")), alt({lit("0"), seq({char_class({{'1', '9'}}), digits()})})}));
-    b.define("json_number",
-             seq({ref("json_integer"), any_fraction(),
-                  opt(seq({char_class({{'e', 'e'}, {'E', 'E'}}),
-                           opt(char_class({{'+', '+'}, {'-', '-'}})), plus(digit())}))}));
+    b.define(
+        "json_integer",
+        seq({opt(lit("-")),
+             alt({lit("0"), seq({char_class({{'1', '9'}}), digits(kMaxIntegerDigits - 1)})})}));
+    b.define("json_number", seq({ref("json_integer"), any_fraction(),
+                                 opt(seq({char_class({{'e', 'e'}, {'E', 'E'}}),
+                                          opt(char_class({{'+', '+'}, {'-', '-'}})),
+                                          repeat(digit(), 1, kMaxExponentDigits)}))}));
     b.define("json_member", seq({ref("json_string"), lit(":"), ref("json_value")}));
     b.define(
         "json_object",

@@ -94,6 +94,26 @@ TEST(GrammarJsonSchema, IntegerAndNumberBounds) {
     for (const char* bad : {"0", "0.0", "1.01", "-0.5", "2"}) EXPECT_FALSE(accepts(n, bad)) << bad;
 }
 
+// A greedy model can repeat a digit forever; numbers end after 20 digits on either side of the
+// point and 3 in the exponent (more than any int64, uint64 or double needs).
+TEST(GrammarJsonSchema, NumbersHaveBoundedDigits) {
+    const std::string twenty(20, '7'), fraction = "0." + std::string(19, '0') + "1";
+    for (const char* schema : {R"({"type":"number"})", R"({"type":"integer"})", R"({})"}) {
+        EXPECT_TRUE(accepts(schema, twenty.c_str())) << schema;
+        EXPECT_TRUE(accepts(schema, ("-" + twenty).c_str())) << schema;
+        EXPECT_FALSE(accepts(schema, (twenty + "7").c_str())) << schema;
+    }
+    for (const char* schema : {R"({"type":"number"})", R"({"type":"number","minimum":0})",
+                               R"({"type":"number","exclusiveMinimum":0})"}) {
+        EXPECT_TRUE(accepts(schema, fraction.c_str())) << schema;
+        EXPECT_FALSE(accepts(schema, ("0." + std::string(21, '1')).c_str())) << schema;
+    }
+    EXPECT_TRUE(accepts(R"({"type":"number"})", "1.5e-308"));
+    EXPECT_FALSE(accepts(R"({"type":"number"})", "1e1000"));
+    EXPECT_TRUE(accepts(R"({"type":"integer","minimum":5})", "23456789012345678901"));
+    EXPECT_FALSE(accepts(R"({"type":"integer","minimum":5})", "123456789012345678901"));
+}
+
 TEST(GrammarJsonSchema, EnumConstAnyOfAllOf) {
     EXPECT_TRUE(accepts(R"({"enum":["a",1,null,{"k":[1]}]})", R"({"k":[1]})"));
     EXPECT_FALSE(accepts(R"({"type":"string","enum":["a",1]})", "1"));
