@@ -314,8 +314,8 @@ TEST(PagedAttentionChunks, SplitDecodeMatchesDirectSoftmax) {
 // the tile kernels where the level has them: equal to the direct softmax and to the scalar
 // reference (token by token) on every level and type pair, causal from position 0 and from
 // mid-sequence, with grouped-query attention as Qwen2.5 has it (7 heads a KV head), head_dim
-// 256 with a sliding window as Gemma 3 has them, first positions; a token of another sequence
-// (another block table) in the same batch is attended token by token.
+// 256 with a sliding window as Gemma 3 has them, first positions, a first key; a token of
+// another sequence (another block table) in the same batch is attended token by token.
 TEST(PagedAttentionPrefill, TiledMatchesDirectSoftmax) {
     struct Shape {
         int64_t heads, kv_heads, head_dim, window, start, tokens, first;
@@ -349,14 +349,22 @@ TEST(PagedAttentionPrefill, TiledMatchesDirectSoftmax) {
                                d);
             const CachedRows v(types.v, types.rotated, vals, table.data(), bs, n_blocks * bs, Hkv,
                                d);
+            // A first key (kv/key_calibration.h), added to position 0's key where it is read.
+            std::vector<float> first_key(Hkv * d), held = k.held;
+            for (float& x : first_key) x = 3.0f * normal(rng);
+            std::vector<float> added = first_key;
+            if (types.rotated) hadamard32_blocks(added.data(), Hkv * d);
+            for (int64_t i = 0; i < Hkv * d; ++i) held[i] += added[i];
+            PagedKvRows key_rows = k.rows();
+            key_rows.first_key = first_key.data();
             const std::vector<double> expected =
-                direct_attention(queries_as_read(q, types, d), k.held, v.held, positions.data(), T,
-                                 H, Hkv, d, 0.125, bounds.data());
+                direct_attention(queries_as_read(q, types, d), held, v.held, positions.data(), T, H,
+                                 Hkv, d, 0.125, bounds.data());
             std::vector<float> scalar;
             for (Isa isa : test::supported_isas()) {
                 test::ScopedIsaCap cap(isa);
                 std::vector<float> out(T * H * d, NAN);
-                paged_attention({k.rows(), v.rows(), bs}, {H, Hkv, d, sh.window}, q.data(),
+                paged_attention({key_rows, v.rows(), bs}, {H, Hkv, d, sh.window}, q.data(),
                                 out.data(), T, positions.data(), firsts.data(), tables.data(),
                                 0.125f, pool);
                 if (isa == Isa::Scalar) scalar = out;
