@@ -310,6 +310,76 @@ TEST(PagedAttentionChunks, SplitDecodeMatchesDirectSoftmax) {
     }
 }
 
+// A run of 64 or more tokens of one sequence at consecutive positions (a prefill chunk) goes to
+// the tile kernels where the level has them: equal to the direct softmax and to the scalar
+// reference (token by token) on every level and type pair, causal from position 0 and from
+// mid-sequence, with grouped-query attention as Qwen2.5 has it (7 heads a KV head), head_dim
+// 256 with a sliding window as Gemma 3 has them, first positions, a first key; a token of
+// another sequence (another block table) in the same batch is attended token by token.
+TEST(PagedAttentionPrefill, TiledMatchesDirectSoftmax) {
+    struct Shape {
+        int64_t heads, kv_heads, head_dim, window, start, tokens, first;
+    };
+    const Shape shapes[] = {{14, 2, 64, 0, 0, 130, 0},
+                            {14, 2, 64, 0, 70, 90, 0},
+                            {4, 1, 256, 100, 40, 150, 0},
+                            {6, 2, 64, 0, 20, 70, 5}};
+    std::mt19937 rng(17);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    ThreadPool pool(2);
+    for (const Shape& sh : shapes) {
+        const int64_t H = sh.heads, Hkv = sh.kv_heads, d = sh.head_dim, bs = 16;
+        const int64_t ctx = sh.start + sh.tokens, n_blocks = (ctx + bs - 1) / bs;
+        std::vector<int32_t> table(n_blocks), other(n_blocks);
+        for (int64_t b = 0; b < n_blocks; ++b) table[b] = static_cast<int32_t>(n_blocks - 1 - b);
+        other = table;  // the same keys through another table: another sequence
+        const int64_t T = sh.tokens + 1;
+        std::vector<int64_t> positions(T), firsts(T, sh.first), bounds(T);
+        std::vector<const int32_t*> tables(T, table.data());
+        for (int64_t t = 0; t < sh.tokens; ++t) positions[t] = sh.start + t;
+        positions[T - 1] = ctx - 3, tables[T - 1] = other.data();
+        for (int64_t t = 0; t < T; ++t)
+            bounds[t] = std::max(sh.first, sh.window ? positions[t] - sh.window + 1 : int64_t{0});
+        for (TypePair types : kTypePairs) {
+            std::vector<float> keys(ctx * Hkv * d), vals(keys.size()), q(T * H * d);
+            for (float& x : keys) x = normal(rng);
+            for (float& x : vals) x = normal(rng);
+            for (float& x : q) x = 2.0f * normal(rng);
+            const CachedRows k(types.k, types.rotated, keys, table.data(), bs, n_blocks * bs, Hkv,
+                               d);
+            const CachedRows v(types.v, types.rotated, vals, table.data(), bs, n_blocks * bs, Hkv,
+                               d);
+            // A first key (kv/key_calibration.h), added to position 0's key where it is read.
+            std::vector<float> first_key(Hkv * d), held = k.held;
+            for (float& x : first_key) x = 3.0f * normal(rng);
+            std::vector<float> added = first_key;
+            if (types.rotated) hadamard32_blocks(added.data(), Hkv * d);
+            for (int64_t i = 0; i < Hkv * d; ++i) held[i] += added[i];
+            PagedKvRows key_rows = k.rows();
+            key_rows.first_key = first_key.data();
+            const std::vector<double> expected =
+                direct_attention(queries_as_read(q, types, d), held, v.held, positions.data(), T, H,
+                                 Hkv, d, 0.125, bounds.data());
+            std::vector<float> scalar;
+            for (Isa isa : test::supported_isas()) {
+                test::ScopedIsaCap cap(isa);
+                std::vector<float> out(T * H * d, NAN);
+                paged_attention({key_rows, v.rows(), bs}, {H, Hkv, d, sh.window}, q.data(),
+                                out.data(), T, positions.data(), firsts.data(), tables.data(),
+                                0.125f, pool);
+                if (isa == Isa::Scalar) scalar = out;
+                for (int64_t i = 0; i < T * H * d; ++i) {
+                    ASSERT_NEAR(out[i], expected[i], 1e-4)
+                        << isa_name(isa) << " " << tensor_type_name(types.k) << "/"
+                        << tensor_type_name(types.v) << (types.rotated ? " rotated" : "")
+                        << " head_dim " << d << " token " << i / (H * d);
+                    ASSERT_NEAR(out[i], scalar[i], 1e-4) << isa_name(isa) << " vs scalar";
+                }
+            }
+        }
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, AttentionTest,
     ::testing::Values(AttentionCase{4, 2, 1}, AttentionCase{4, 2, 2}, AttentionCase{12, 1, 1},

@@ -367,7 +367,8 @@ TEST(PackedGemm, AmxTilesMatchReference) {
         GTEST_SKIP() << "no amx level on this machine: " << amx_unavailable_reason();
     std::mt19937 rng(41);
     ThreadPool pool(2);
-    for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1}) {
+    for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1, TensorType::Q4_K,
+                            TensorType::Q5_K, TensorType::Q6_K}) {
         const PackedKernels& k = *packed_kernels(type, Isa::Amx);
         for (int64_t rows : {16, 40, 290})
             for (int64_t cols : is_k_quant(type) ? std::vector<int64_t>{256, 768}

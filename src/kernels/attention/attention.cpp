@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "kernels/attention/attention_kernels.h"
+#include "kernels/attention/tiled_attention.h"
 #include "kernels/cpu/isa.h"
 #include "quant/convert.h"
 #include "quant/hadamard.h"
@@ -98,6 +99,13 @@ const QueryBlock* query_blocks_for(const PagedKvRows& keys, const float* queries
     return buffer.data();
 }
 
+// The first position token t reads: its first, or the start of its sliding window if later.
+int64_t first_position(const AttentionShape& shape, const int64_t* positions, const int64_t* firsts,
+                       int64_t t) {
+    return std::max(firsts ? firsts[t] : 0,
+                    shape.window > 0 ? positions[t] - shape.window + 1 : int64_t{0});
+}
+
 // Attention reads a token's positions in chunks of this many, aligned to multiples of it,
 // each chunk a job of its own whose softmax is merged with the others'. The chunks depend on
 // the token's range alone, never on what else is in the batch, so a token's attention is the
@@ -159,10 +167,7 @@ void attend_tokens(AttendHeadsFn attend, const PagedKvLayer& kv, const Attention
                    ThreadPool& pool) {
     const int64_t group = shape.n_heads / shape.n_kv_heads;
     const int64_t width = shape.n_heads * shape.head_dim;
-    const auto first_of = [&](int64_t t) {
-        return std::max(firsts ? firsts[t] : 0,
-                        shape.window > 0 ? positions[t] - shape.window + 1 : int64_t{0});
-    };
+    const auto first_of = [&](int64_t t) { return first_position(shape, positions, firsts, t); };
     int64_t n_chunks = 1;
     for (int64_t t = t0; t < t0 + n; ++t)
         n_chunks = std::max(n_chunks, chunk_count(first_of(t), positions[t]));
@@ -212,6 +217,44 @@ void attend_tokens(AttendHeadsFn attend, const PagedKvLayer& kv, const Attention
                          stats_data + (i * n_chunks * shape.n_heads + h) * 2, shape.n_heads * 2,
                          chunks, shape.head_dim, out + (t0 + i) * width + h * shape.head_dim);
     }
+}
+
+// Runs of at least this many tokens of one sequence at consecutive positions (prefill
+// chunks) are attended by tiles. Shorter ones, such as a speculative verify step (at most 33
+// tokens), keep the token-by-token kernels, whose results a token's decode step shares bit for
+// bit.
+constexpr int64_t kMinTiledTokens = 64;
+
+// The end of the run of tokens from t on that share t's block table at consecutive positions.
+int64_t run_end(const int64_t* positions, const int32_t* const* block_tables, int64_t t,
+                int64_t n_tokens) {
+    int64_t end = t + 1;
+    while (end < n_tokens && block_tables[end] == block_tables[t] &&
+           positions[end] == positions[end - 1] + 1)
+        ++end;
+    return end;
+}
+
+// Tokens [t0, t0 + n) of one run by tiles: the queries as the keys are stored, and where the
+// keys are scored in integers as their QueryBlocks hold them (AttendHeadsFn), so that a
+// prefilled token's scores are the products the other kernels take.
+void attend_run_tiled(const TileKernels& tile, const PagedKvLayer& kv, const AttentionShape& shape,
+                      const float* q, float* out, int64_t t0, int64_t n, const int64_t* positions,
+                      const int64_t* firsts, const int32_t* block_table, float scale,
+                      ThreadPool& pool) {
+    const int64_t width = shape.n_heads * shape.head_dim;
+    thread_local std::vector<float> transformed, rounded;
+    const float* queries = queries_for(kv.k, shape, q, t0, n, transformed);
+    thread_local std::vector<QueryBlock> quantized;
+    if (query_blocks_for(kv.k, queries, n * width, shape.head_dim, quantized) != nullptr) {
+        rounded.resize(static_cast<size_t>(n * width));
+        dequantize_query(quantized.data(), rounded.data(), n * width);
+        queries = rounded.data();
+    }
+    std::vector<int64_t> first(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) first[i] = first_position(shape, positions, firsts, t0 + i);
+    tiled_attention(tile, kv, shape, queries, out + t0 * width, n, first.data(), positions + t0,
+                    block_table, scale, pool);
 }
 
 }  // namespace
@@ -296,9 +339,23 @@ void paged_attention(const PagedKvLayer& kv, const AttentionShape& shape, const 
                      float* out, int64_t n_tokens, const int64_t* positions, const int64_t* firsts,
                      const int32_t* const* block_tables, float scale, ThreadPool& pool) {
     const AttendHeadsFn attend = choose_attend_heads(shape.head_dim, kv.block_size);
-    for (int64_t t0 = 0; t0 < n_tokens; t0 += kTokensPerPass)
-        attend_tokens(attend, kv, shape, q, out, t0, std::min(kTokensPerPass, n_tokens - t0),
-                      positions, firsts, block_tables, scale, pool);
+    const TileKernels tile = choose_tile_kernels(shape.head_dim);
+    int64_t pending = 0;  // the first token not yet attended
+    const auto attend_pending = [&](int64_t end) {
+        for (int64_t t0 = pending; t0 < end; t0 += kTokensPerPass)
+            attend_tokens(attend, kv, shape, q, out, t0, std::min(kTokensPerPass, end - t0),
+                          positions, firsts, block_tables, scale, pool);
+        pending = end;
+    };
+    for (int64_t t = 0, end; tile.block != nullptr && t < n_tokens; t = end) {
+        end = run_end(positions, block_tables, t, n_tokens);
+        if (end - t < kMinTiledTokens) continue;
+        attend_pending(t);
+        attend_run_tiled(tile, kv, shape, q, out, t, end - t, positions, firsts, block_tables[t],
+                         scale, pool);
+        pending = end;
+    }
+    attend_pending(n_tokens);
     if (kv.v.rotated) hadamard32_blocks(out, n_tokens * shape.n_heads * shape.head_dim);
 }
 

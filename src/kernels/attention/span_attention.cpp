@@ -1,9 +1,11 @@
 // Span attention on the paged-attention kernels: the batch's keys and values are a "cache" of
-// F32 rows whose block table is the identity, and a tile of up to kMaxGroup consecutive query
-// tokens of one input and one head goes to the kernel as if they were query heads sharing a
-// KV head. The kernel then loads each key and value row once per tile rather than once per
-// token, and its online softmax never holds more than one block of scores: flash attention's
-// tiling, with the tile's queries in registers and one block of keys in L1.
+// F32 rows whose block table is the identity. Where the level has tile kernels
+// (tiled_attention.h) they attend the whole batch, each token over its own input. Elsewhere a tile
+// of up to kMaxGroup consecutive query tokens of one input and one head goes to the kernel as if
+// they were query heads sharing a KV head. The kernel then loads each key and value row once per
+// tile rather than once per token, and its online softmax never holds more than one block of
+// scores: flash attention's tiling, with the tile's queries in registers and one block of keys in
+// L1.
 #include "kernels/attention/span_attention.h"
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 
 #include "core/error.h"
 #include "kernels/attention/attention_kernels.h"
+#include "kernels/attention/tiled_attention.h"
 
 namespace kite {
 
@@ -55,6 +58,18 @@ void span_attention(const AttentionShape& shape, const float* q, const float* k,
         kBlock};
     std::vector<int32_t> identity(size_t((n_tokens + kBlock - 1) / kBlock));
     std::iota(identity.begin(), identity.end(), 0);
+    if (const TileKernels tile = choose_tile_kernels(d); tile.block != nullptr) {
+        // Every token reads its whole input; a tile may hold tokens of two inputs.
+        std::vector<int64_t> first(static_cast<size_t>(n_tokens)), last(first.size());
+        for (int64_t i = 0; i < spans.count; ++i)
+            for (int64_t t = spans.starts[i]; t < spans.starts[i + 1]; ++t) {
+                first[static_cast<size_t>(t)] = spans.starts[i];
+                last[static_cast<size_t>(t)] = spans.starts[i + 1] - 1;
+            }
+        tiled_attention(tile, kv, shape, q, out, n_tokens, first.data(), last.data(),
+                        identity.data(), scale, pool);
+        return;
+    }
     const std::vector<Tile> tiles = make_tiles(spans, shape.n_heads);
     const AttendHeadsFn attend = choose_attend_heads(d, kBlock);
     const int64_t group = shape.n_heads / shape.n_kv_heads;

@@ -70,21 +70,21 @@ struct Type<TensorType::Q4_1> {
     static const PackedKernels& base() { return avx512::q4_1; }
 };
 template <>
-struct Type<TensorType::Q4_K> {  // not instantiated while the K-quant tiles are off (below)
-    [[maybe_unused]] static constexpr int kCols = 32;
-    [[maybe_unused]] static constexpr bool kSigned = false, kMin = true;
+struct Type<TensorType::Q4_K> {
+    static constexpr int kCols = 32;
+    static constexpr bool kSigned = false, kMin = true;
     static const PackedKernels& base() { return avx512::q4_k; }
 };
 template <>
-struct Type<TensorType::Q5_K> {  // not instantiated while the K-quant tiles are off (below)
-    [[maybe_unused]] static constexpr int kCols = 32;
-    [[maybe_unused]] static constexpr bool kSigned = false, kMin = true;
+struct Type<TensorType::Q5_K> {
+    static constexpr int kCols = 32;
+    static constexpr bool kSigned = false, kMin = true;
     static const PackedKernels& base() { return avx512::q5_k; }
 };
 template <>
-struct Type<TensorType::Q6_K> {  // not instantiated while the K-quant tiles are off (below)
-    [[maybe_unused]] static constexpr int kCols = 16;
-    [[maybe_unused]] static constexpr bool kSigned = false, kMin = true;
+struct Type<TensorType::Q6_K> {
+    static constexpr int kCols = 16;
+    static constexpr bool kSigned = false, kMin = true;
     static const PackedKernels& base() { return avx512::q6_k; }
 };
 
@@ -409,12 +409,8 @@ const PackedKernels q5_0 = same<avx512::q5_0>();
 const PackedKernels q8_0 = tiled<TensorType::Q8_0>();
 const PackedKernels q4_0 = tiled<TensorType::Q4_0>();
 const PackedKernels q4_1 = tiled<TensorType::Q4_1>();
-// The K-quant tiles match the reference matmul within float rounding (tests/kernels), but
-// with them the default model's Q4_K_M file agreed with llama.cpp's top-1 on 98.8% of the
-// decisive teacher-forced tokens, below the 99% its reference test asks (AVX-512: 99.5%);
-// until that is understood the K-quants run as on AVX-512.
-const PackedKernels q4_k = same<avx512::q4_k>();
-const PackedKernels q5_k = same<avx512::q5_k>();
-const PackedKernels q6_k = same<avx512::q6_k>();
+const PackedKernels q4_k = tiled<TensorType::Q4_K>();
+const PackedKernels q5_k = tiled<TensorType::Q5_K>();
+const PackedKernels q6_k = tiled<TensorType::Q6_K>();
 
 }  // namespace kite::packed::amx

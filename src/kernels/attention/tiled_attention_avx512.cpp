@@ -1,0 +1,170 @@
+// The AVX-512 tile kernel: a block's scores for 4 rows at a time, each key vector loaded once
+// for the 4 rows, with no sums across lanes (the keys are transposed); then each row's online
+// softmax step on its 64 scores, and the weighted values added to the rows' sums, each value
+// vector loaded once for the rows whose sums fit in registers beside it.
+// GCC 12's AVX-512 headers trip -Wuninitialized where inlined (GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include "kernels/attention/tiled_attention.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "kernels/ops/exp_avx512.h"
+#include "quant/convert.h"
+
+namespace kite {
+
+namespace {
+
+#define KITE_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,f16c,fma")))
+
+constexpr int kScoreRows = 4;                  // 16 score sums in registers
+constexpr int kKeyVecs = int(kTileKeys / 16);  // vectors of one row's block of scores
+constexpr int kMaxValueVecs = int(kMaxHeadDim / 16);
+using Scores = float[kTileKeys];
+
+// s[r] = q_r . K for R rows (q's rows head_dim apart) and the block's 64 positions.
+template <int R>
+KITE_AVX512 void score_rows(const float* q, int64_t d, const float* kt, Scores* s) {
+    __m512 acc[R][kKeyVecs];
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < kKeyVecs; ++c) acc[r][c] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < d; ++i) {
+        __m512 k[kKeyVecs];
+        for (int c = 0; c < kKeyVecs; ++c) k[c] = _mm512_loadu_ps(kt + i * kTileKeys + 16 * c);
+        for (int r = 0; r < R; ++r) {
+            const __m512 x = _mm512_set1_ps(q[r * d + i]);
+            for (int c = 0; c < kKeyVecs; ++c) acc[r][c] = _mm512_fmadd_ps(x, k[c], acc[r][c]);
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        for (int c = 0; c < kKeyVecs; ++c) _mm512_storeu_ps(s[r] + 16 * c, acc[r][c]);
+}
+
+using ScoreRows = void (*)(const float*, int64_t, const float*, Scores*);
+constexpr ScoreRows kScoreRowsFns[kScoreRows] = {score_rows<1>, score_rows<2>, score_rows<3>,
+                                                 score_rows<4>};
+
+// Row positions lo..hi of the block (lo > hi: none) as one bit each.
+uint64_t position_bits(int64_t lo, int64_t hi) {
+    if (lo > hi) return 0;
+    const uint64_t ones = hi - lo == 63 ? ~uint64_t{0} : (uint64_t{1} << (hi - lo + 1)) - 1;
+    return ones << lo;
+}
+
+// One row's softmax step: its scores s at the positions `bits` become exp(s - m') (the others
+// zeros), where m' is the new running maximum; m, l are updated; returns exp(m - m'), the
+// factor its earlier sums are scaled by.
+KITE_AVX512 float softmax_step(float* s, uint64_t bits, float& m, float& l) {
+    if (bits == 0) {
+        for (int c = 0; c < kKeyVecs; ++c) _mm512_storeu_ps(s + 16 * c, _mm512_setzero_ps());
+        return 1.0f;
+    }
+    const __m512 minus_inf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+    __m512 v[kKeyVecs], top = minus_inf;
+    __mmask16 k[kKeyVecs];
+    for (int c = 0; c < kKeyVecs; ++c) {
+        k[c] = static_cast<__mmask16>(bits >> (16 * c));
+        v[c] = _mm512_mask_loadu_ps(minus_inf, k[c], s + 16 * c);
+        top = _mm512_max_ps(top, v[c]);
+    }
+    const float new_max = std::max(m, _mm512_reduce_max_ps(top));
+    // Past a row's first blocks its maximum seldom moves: exp(0) is 1 without the call.
+    const float correction = new_max == m ? 1.0f : std::exp(m - new_max);
+    __m512 sum = _mm512_setzero_ps();
+    for (int c = 0; c < kKeyVecs; ++c) {
+        const __m512 w = k[c] == 0 ? _mm512_setzero_ps()
+                                   : _mm512_maskz_mov_ps(
+                                         k[c], exp16(_mm512_sub_ps(v[c], _mm512_set1_ps(new_max))));
+        _mm512_storeu_ps(s + 16 * c, w);
+        sum = _mm512_add_ps(sum, w);
+    }
+    l = l * correction + _mm512_reduce_add_ps(sum);
+    m = new_max;
+    return correction;
+}
+
+// o_r = o_r * correction[r] + sum over positions j0..j1-1 of w[r][j] V[j], for R rows of NV
+// vectors: the sums stay in registers for the whole block.
+template <int R, int NV>
+KITE_AVX512 void add_rows(const Scores* w, const float* correction, const float* v, int64_t j0,
+                          int64_t j1, float* o) {
+    __m512 acc[R][NV];
+    for (int r = 0; r < R; ++r)
+        for (int i = 0; i < NV; ++i)
+            acc[r][i] = _mm512_mul_ps(_mm512_loadu_ps(o + r * 16 * NV + 16 * i),
+                                      _mm512_set1_ps(correction[r]));
+    for (int64_t j = j0; j < j1; ++j) {
+        __m512 x[NV];
+        for (int i = 0; i < NV; ++i) x[i] = _mm512_loadu_ps(v + j * 16 * NV + 16 * i);
+        for (int r = 0; r < R; ++r) {
+            const __m512 wj = _mm512_set1_ps(w[r][j]);
+            for (int i = 0; i < NV; ++i) acc[r][i] = _mm512_fmadd_ps(wj, x[i], acc[r][i]);
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        for (int i = 0; i < NV; ++i) _mm512_storeu_ps(o + r * 16 * NV + 16 * i, acc[r][i]);
+}
+
+// The values of a group of g <= kScoreRows rows, as many rows together as fit in registers
+// (4 rows of 4 vectors, 2 of 8, 1 of 16) beside a row of values.
+template <int NV>
+KITE_AVX512 void add_group(const Scores* w, const float* correction, const float* v, int64_t j0,
+                           int64_t j1, float* o, int g) {
+    constexpr int R = NV <= 4 ? 4 : NV <= 8 ? 2 : 1;
+    int r = 0;
+    for (; r + R <= g; r += R) add_rows<R, NV>(w + r, correction + r, v, j0, j1, o + r * 16 * NV);
+    for (; r < g; ++r) add_rows<1, NV>(w + r, correction + r, v, j0, j1, o + r * 16 * NV);
+}
+
+using AddGroup = void (*)(const Scores*, const float*, const float*, int64_t, int64_t, float*, int);
+template <size_t... I>
+constexpr std::array<AddGroup, sizeof...(I)> add_group_table(std::index_sequence<I...>) {
+    return {add_group<int(I) + 1>...};
+}
+constexpr auto kAddGroup = add_group_table(std::make_index_sequence<kMaxValueVecs>());
+
+}  // namespace
+
+KITE_AVX512 void tile_block_avx512(const TileRows& rows, const KeyBlock& block) {
+    const int64_t d = rows.head_dim;
+    const AddGroup add = kAddGroup[size_t(d / 16 - 1)];
+    alignas(64) Scores s[kScoreRows];
+    float correction[kScoreRows];
+    uint64_t bits[kScoreRows];
+    for (int64_t r0 = 0; r0 < rows.rows; r0 += kScoreRows) {
+        const int g = static_cast<int>(std::min<int64_t>(kScoreRows, rows.rows - r0));
+        uint64_t any = 0;  // the positions some row of the group reads
+        for (int r = 0; r < g; ++r) {
+            bits[r] =
+                position_bits(std::max<int64_t>(rows.first[r0 + r] - block.start, 0),
+                              std::min<int64_t>(rows.last[r0 + r] - block.start, kTileKeys - 1));
+            any |= bits[r];
+        }
+        if (any == 0) continue;
+        kScoreRowsFns[g - 1](rows.q + r0 * d, d, block.kt, s);
+        for (int r = 0; r < g; ++r)
+            correction[r] = softmax_step(s[r], bits[r], rows.m[r0 + r], rows.l[r0 + r]);
+        add(s, correction, block.v, __builtin_ctzll(any), 64 - __builtin_clzll(any),
+            rows.o + r0 * d, g);
+    }
+}
+
+KITE_AVX512 void kv_row_avx512(TensorType type, const void* src, float* dst, size_t n) {
+    if (type != TensorType::F16 || n % 16 != 0) return dequantize_row(type, src, dst, n);
+    const auto* halves = static_cast<const __m256i*>(src);
+    for (size_t i = 0; i < n / 16; ++i)
+        _mm512_storeu_ps(dst + 16 * i, _mm512_cvtph_ps(_mm256_loadu_si256(halves + i)));
+}
+
+}  // namespace kite
+#endif

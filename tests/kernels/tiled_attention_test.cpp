@@ -1,0 +1,83 @@
+// The tile kernels against their scalar reference, block by block: a tile's rows with ranges
+// that start and end inside a block, cover it, miss it, or hold one position, for head
+// dimensions from one vector to kMaxHeadDim, and row counts that leave a partial group; and
+// the row conversion.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/attention/tiled_attention.h"
+#include "kernels/cpu/isa.h"
+#include "quant/convert.h"
+
+namespace kite {
+namespace {
+
+#if defined(__x86_64__)
+struct RowState {
+    std::vector<float> o, m, l;
+    RowState(int64_t rows, int64_t d)
+        : o(rows * d, 0.0f), m(rows, -std::numeric_limits<float>::infinity()), l(rows, 0.0f) {}
+};
+
+TEST(TileBlock, Avx512MatchesScalarReference) {
+    if (detected_isa() < Isa::Avx512) GTEST_SKIP() << "no AVX-512";
+    std::mt19937 rng(21);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (int64_t d : {16, 64, 80, 128, 256})
+        for (int64_t rows : {1, 6, 13}) {
+            // Three blocks of positions 0..191; row r's range differs per row.
+            const int64_t n_blocks = 3;
+            std::vector<float> q(rows * d), kt(n_blocks * d * kTileKeys),
+                v(n_blocks * kTileKeys * d);
+            for (float& x : q) x = 0.3f * normal(rng);
+            for (float& x : kt) x = normal(rng);
+            for (float& x : v) x = normal(rng);
+            std::vector<int64_t> first(rows), last(rows);
+            for (int64_t r = 0; r < rows; ++r) {
+                const int64_t kinds[][2] = {{0, 191}, {5, 70},   {64, 64},  {130, 140},
+                                            {0, 0},   {63, 128}, {100, 191}};
+                first[r] = kinds[r % 7][0], last[r] = kinds[r % 7][1];
+            }
+            RowState scalar(rows, d), simd(rows, d);
+            for (RowState* state : {&scalar, &simd}) {
+                const TileRows tile{q.data(),        rows,           d,
+                                    first.data(),    last.data(),    state->o.data(),
+                                    state->m.data(), state->l.data()};
+                for (int64_t b = 0; b < n_blocks; ++b) {
+                    const KeyBlock block{kt.data() + b * d * kTileKeys,
+                                         v.data() + b * kTileKeys * d, b * kTileKeys};
+                    (state == &scalar ? tile_block_scalar : tile_block_avx512)(tile, block);
+                }
+            }
+            for (int64_t r = 0; r < rows; ++r) {
+                ASSERT_NEAR(simd.m[r], scalar.m[r], 1e-5) << "d " << d << " row " << r;
+                ASSERT_NEAR(simd.l[r], scalar.l[r], 1e-4 * scalar.l[r]) << "d " << d;
+                for (int64_t i = 0; i < d; ++i)
+                    ASSERT_NEAR(simd.o[r * d + i] / simd.l[r], scalar.o[r * d + i] / scalar.l[r],
+                                1e-5)
+                        << "d " << d << " rows " << rows << " row " << r << " element " << i;
+            }
+        }
+}
+
+// F16 rows converted in registers equal the scalar conversion, for normal, subnormal, zero,
+// infinite and negative halves; other types go through it.
+TEST(TileBlock, Avx512RowsMatchDequantizeRow) {
+    if (detected_isa() < Isa::Avx512) GTEST_SKIP() << "no AVX-512";
+    std::vector<uint16_t> halves(64);
+    for (size_t i = 0; i < halves.size(); ++i)
+        halves[i] = static_cast<uint16_t>((i * 1031 + 1) & 0xfbff);  // no NaN
+    halves[0] = 0x0001, halves[1] = 0x7c00, halves[2] = 0x8000, halves[3] = 0xbc00;
+    std::vector<float> expected(64), out(64);
+    dequantize_row(TensorType::F16, halves.data(), expected.data(), 64);
+    kv_row_avx512(TensorType::F16, halves.data(), out.data(), 64);
+    for (size_t i = 0; i < 64; ++i) ASSERT_EQ(out[i], expected[i]) << i;
+}
+#endif
+
+}  // namespace
+}  // namespace kite
