@@ -91,16 +91,19 @@ for tool in cmake c++ tar; do
 done
 
 # --- copy the source ----------------------------------------------------------------
+# Once per commit: a build that was interrupted goes on from its objects.
 SRC_DIR="$PREFIX/src"
-log "copying $SRC (without .git) to $SRC_DIR"
-rm -rf "$SRC_DIR" "$SRC_DIR.tmp"
-mkdir -p "$SRC_DIR.tmp"
-tar -C "$SRC" --exclude=./.git -cf - . | tar -C "$SRC_DIR.tmp" -xf -
-echo "$COMMIT" >"$SRC_DIR.tmp/.kite-commit"
-mv "$SRC_DIR.tmp" "$SRC_DIR"
+BUILD_DIR="$PREFIX/build"
+if [[ "$(cat "$SRC_DIR/.kite-commit" 2>/dev/null)" != "$COMMIT" ]]; then
+    log "copying $SRC (without .git) to $SRC_DIR"
+    rm -rf "$SRC_DIR" "$SRC_DIR.tmp" "$BUILD_DIR"
+    mkdir -p "$SRC_DIR.tmp"
+    tar -C "$SRC" --exclude=./.git -cf - . | tar -C "$SRC_DIR.tmp" -xf -
+    echo "$COMMIT" >"$SRC_DIR.tmp/.kite-commit"
+    mv "$SRC_DIR.tmp" "$SRC_DIR"
+fi
 
 # --- configure and build ------------------------------------------------------------
-BUILD_DIR="$PREFIX/build"
 LOG_FILE="$PREFIX/build.log"
 : >"$LOG_FILE"
 generator=()
@@ -115,8 +118,13 @@ run_logged() {
     fi
 }
 
-# The copied source is new, so an old build dir's dependency scan would be stale anyway.
-rm -rf "$BUILD_DIR"
+# A build dir configured with another generator cannot be reused.
+gen_name="Unix Makefiles"
+((${#generator[@]})) && gen_name="Ninja"
+if [[ -f "$BUILD_DIR/CMakeCache.txt" ]] \
+        && ! grep -qxF "CMAKE_GENERATOR:INTERNAL=$gen_name" "$BUILD_DIR/CMakeCache.txt"; then
+    rm -rf "$BUILD_DIR"
+fi
 log "configuring (Release, CPU only, ${ISA_FLAGS[*]}, static libs); log: $LOG_FILE"
 start=$SECONDS
 run_logged cmake -S "$SRC_DIR" -B "$BUILD_DIR" "${generator[@]}" \
