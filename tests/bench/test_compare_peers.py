@@ -42,11 +42,12 @@ def test_batched_bench_outputs_parse():
     m = load_script()
     assert m.table_speeds(IK_BATCHED_STDERR, 32) == [319.72]
     assert m.table_speeds(IK_BATCHED_STDERR, 16) == []
-    line = ('{"n_kv_max": 8256, "n_batch": 2048, "n_ubatch": 512, "flash_attn": -1, '
+    # llama.cpp's (tools/llamacpp/build.sh) with -npp 8 -ntg 8 -npl 2 on a busy machine.
+    line = ('{"n_kv_max": 512, "n_batch": 2048, "n_ubatch": 512, "flash_attn": -1, '
             '"is_pp_shared": 0, "n_gpu_layers": -1, "n_threads": 2, "n_threads_batch": 2, '
-            '"pp": 128, "tg": 128, "pl": 32, "n_kv": 8192, "t_pp": 9.9, "speed_pp": 413.7, '
-            '"t_tg": 19.6, "speed_tg": 208.9, "t": 29.5, "speed": 277.7}')
-    assert m.jsonl_speeds("build: 0c1e570\n" + line + "\n", 32) == [208.9]
+            '"pp": 8, "tg": 8, "pl": 2, "n_kv": 32, "t_pp": 28.372017, "speed_pp": 0.563936, '
+            '"t_tg": 186.856003, "speed_tg": 0.085627, "t": 215.228027, "speed": 0.148680}')
+    assert m.jsonl_speeds("main: n_kv_max = 512\n" + line + "\n", 2) == [0.085627]
 
 
 def test_one_peer_keeps_the_old_table_and_two_add_columns():
