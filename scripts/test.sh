@@ -3,7 +3,7 @@
 # builds), tokenizer and chat-template conformance, the HTTP server tests (Python, openai
 # client), and bounded fuzz runs of the GGUF parser, the template engine, the HTTP request
 # parser, the request-to-parameters layer and the grammar compilers; the Python package
-# (tests/python).
+# (tests/python); the benchmark harness's peers (tests/bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fuzz_seconds="${KITE_FUZZ_SECONDS:-40}"
@@ -37,6 +37,9 @@ echo "[test] unit tests (release)"
 ctest --test-dir build --output-on-failure -j2
 bash scripts/test-server.sh
 bash scripts/test-python.sh
+# bench/compare-llamacpp's peers and tools/ikllamacpp/build.sh, without an engine (seconds).
+echo "[test] bench harness (tests/bench)"
+timeout 120 .venv/bin/python -m pytest -q -p no:cacheprovider tests/bench
 # Opt-in: Ray Serve (kite.ray) on a local cluster; downloading ray[serve] alone takes ~3 minutes.
 if [ "${KITE_TEST_RAY:-}" = 1 ]; then
   bash scripts/test-ray.sh
