@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/error.h"
@@ -66,7 +67,13 @@ class GrammarBuilder {
     std::map<std::string, uint32_t> ids_;
     std::vector<uint8_t> has_definition_;
     std::vector<std::vector<std::vector<Element>>> rules_;
-    std::map<std::array<uint64_t, 4>, uint32_t> byte_set_ids_;
+    struct WordsHash {
+        size_t operator()(const std::array<uint64_t, 4>& w) const {
+            return w[0] * 0x9E3779B97F4A7C15ULL ^ w[1] * 0xC2B2AE3D27D4EB4FULL ^
+                   w[2] * 0x165667B19E3779F9ULL ^ w[3];
+        }
+    };
+    std::unordered_map<std::array<uint64_t, 4>, uint32_t, WordsHash> byte_set_ids_;
     size_t size_ = 0;
 };
 
