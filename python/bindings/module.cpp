@@ -6,6 +6,7 @@
 // step() first checks for signals, so Ctrl-C stops a generation between two steps.
 #include <Python.h>
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -48,6 +49,23 @@ std::vector<NativeEvent> step(NativeEngine& e) {
     return e.step();
 }
 
+using Matrix = nb::ndarray<nb::numpy, float, nb::ndim<2>>;
+
+// The vectors as a numpy array (inputs x dimensions) that owns them; bad input is a ValueError.
+Matrix embed(NativeEngine& e, const std::vector<std::vector<int32_t>>& inputs, int64_t dimensions) {
+    std::vector<float> flat;
+    try {
+        nb::gil_scoped_release unlocked;
+        flat = e.embed(inputs, dimensions);
+    } catch (const Error& err) {
+        throw nb::value_error(err.what());
+    }
+    const size_t rows = inputs.size(), cols = flat.size() / rows;
+    auto* owned = new std::vector<float>(std::move(flat));
+    nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<float>*>(p); });
+    return Matrix(owned->data(), {rows, cols}, owner);
+}
+
 void bind_params(nb::module_& m) {
     // A field of the SamplingParams inside GenerationParams, as a flat attribute.
 #define KITE_SAMPLING_FIELD(name)                                         \
@@ -85,12 +103,14 @@ void bind_engine(nb::module_& m) {
         .def(
             "__init__",
             [](NativeEngine* self, const std::string& model, int threads, int64_t ctx,
-               const std::string& kv_type, int64_t max_seqs, const std::string& draft_model) {
+               const std::string& kv_type, int64_t max_seqs, const std::string& draft_model,
+               const std::string& pooling) {
                 nb::gil_scoped_release unlocked;
                 new (self) NativeEngine(
-                    NativeOptions{model, threads, ctx, kv_type, max_seqs, draft_model});
+                    NativeOptions{model, threads, ctx, kv_type, max_seqs, draft_model, pooling});
             },
-            "model"_a, "threads"_a, "ctx"_a, "kv_type"_a, "max_seqs"_a, "draft_model"_a)
+            "model"_a, "threads"_a, "ctx"_a, "kv_type"_a, "max_seqs"_a, "draft_model"_a,
+            "pooling"_a)
         .def("tokenize", &NativeEngine::tokenize, "text"_a, "add_special"_a, "parse_special"_a,
              nb::call_guard<nb::gil_scoped_release>())
         .def("detokenize", &NativeEngine::detokenize, "ids"_a,
@@ -103,6 +123,7 @@ void bind_engine(nb::module_& m) {
              nb::call_guard<nb::gil_scoped_release>())
         .def("release", &NativeEngine::release, "seq_id"_a,
              nb::call_guard<nb::gil_scoped_release>())
+        .def("embed", &embed, "inputs"_a, "dimensions"_a)
         .def("has_work", &NativeEngine::has_work)
         .def("step", &step)
         .def("close", &NativeEngine::close, nb::call_guard<nb::gil_scoped_release>())

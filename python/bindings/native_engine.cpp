@@ -6,10 +6,12 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/normalize.h"
 #include "engine/draft_vocabulary.h"
 #include "engine/memory_plan.h"
 #include "kv/kv_type.h"
 #include "model/model_path.h"
+#include "model/pooling.h"
 
 namespace kite::python {
 
@@ -62,6 +64,11 @@ NativeEngine::NativeEngine(const NativeOptions& o) {
     c.context_length = o.context;
     c.max_sequences = o.max_seqs;
     c.kv_type = kv;
+    if (!o.pooling.empty()) {
+        const std::optional<Pooling> pooling = pooling_from_name(o.pooling);
+        if (!pooling) fail("pooling '{}' is not mean, cls or last", o.pooling);
+        c.embed_pooling = *pooling;
+    }
     c.kv_bytes = std::min(sequence_kv_bytes(model_->config(), c) * static_cast<size_t>(o.max_seqs),
                           kDefaultKvCap);
     if (!o.draft_model.empty()) {
@@ -159,6 +166,28 @@ std::vector<NativeEvent> NativeEngine::step() {
         e.finish = finish_name(ev.finish);
         e.logprob = ev.logprob;
         for (const TokenProb& p : ev.top_logprobs) e.top_logprobs.emplace_back(p.id, p.logprob);
+    }
+    return out;
+}
+
+std::vector<float> NativeEngine::embed(const std::vector<std::vector<int32_t>>& inputs,
+                                       int64_t dimensions) {
+    check_open();
+    if (!engine_->can_embed())
+        fail(
+            "'{}' is a generative model; LLM(..., pooling='mean' or 'last') embeds with its "
+            "final hidden state",
+            path_);
+    if (inputs.empty()) fail("nothing to embed (no inputs)");
+    const int64_t width = engine_->embedding_size();
+    const int64_t dims = dimensions == 0 ? width : dimensions;
+    if (dims < 1 || dims > width) fail("dimensions {} is not in [1, {}]", dimensions, width);
+    const std::vector<float> pooled = engine_->embed(inputs);
+    std::vector<float> out(inputs.size() * size_t(dims));
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        float* row = &out[i * size_t(dims)];
+        std::copy_n(&pooled[i * size_t(width)], dims, row);
+        normalize_l2(row, dims);
     }
     return out;
 }

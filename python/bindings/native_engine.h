@@ -27,6 +27,7 @@ struct NativeOptions {
     std::string kv_type = "f16";
     int64_t max_seqs = 16;
     std::string draft_model;  // empty: no speculative decoding
+    std::string pooling;      // empty: an encoder's own; mean, cls or last embed with a decoder
 };
 
 // One TokenEvent, copied out of the engine (its events live only until the next step).
@@ -63,6 +64,11 @@ class NativeEngine {
     void release(int64_t seq_id);
     bool has_work() const;
     std::vector<NativeEvent> step();
+
+    // L2-normalised embeddings, one row of `dimensions` values (0: all of them; fewer keep the
+    // first ones, Matryoshka, normalised again) per input, row after row. Throws kite::Error
+    // for a model that cannot embed, no input, an empty or too long one, or bad dimensions.
+    std::vector<float> embed(const std::vector<std::vector<int32_t>>& inputs, int64_t dimensions);
 
     // Frees the engine, the cache and the model; every call after it throws kite::Error.
     void close();

@@ -16,6 +16,7 @@ from ._stream import TextStream, astream_pieces
 
 Prompt = Union[str, Sequence[int]]
 _KV_TYPES = ("f32", "f16", "q8_0", "q4_0")
+_POOLINGS = ("mean", "cls", "last")
 
 
 def _check_int(name: str, value: Any, low: int, high: int) -> None:
@@ -46,6 +47,9 @@ class LLM:
             --max-seqs``). The KV cache holds max_seqs full contexts, at most 1 GiB.
         draft_model: a smaller model with the same vocabulary for speculative decoding
             (the output is the model's either way).
+        pooling: how ``embed`` pools a generative model's final hidden state (mean, cls or
+            last); None: an embedding model pools as its file says, a generative one cannot
+            embed.
 
     Raises:
         KiteError: the model cannot be found or loaded.
@@ -60,6 +64,7 @@ class LLM:
         kv_type: str = "f16",
         max_seqs: int = 16,
         draft_model: Optional[Union[str, os.PathLike]] = None,
+        pooling: Optional[str] = None,
     ) -> None:
         path = _model_name("model", model)
         draft = _model_name("draft_model", draft_model)
@@ -72,7 +77,11 @@ class LLM:
             raise TypeError(f"kv_type must be str, not {type(kv_type).__name__}")
         if kv_type not in _KV_TYPES:
             raise ValueError(f"kv_type '{kv_type}' is not one of {', '.join(_KV_TYPES)}")
-        self._engine = _kite.Engine(path, threads or 0, ctx or 0, kv_type, max_seqs, draft)
+        if pooling is not None and pooling not in _POOLINGS:
+            raise ValueError(f"pooling {pooling!r} is not one of {', '.join(_POOLINGS)}")
+        self._engine = _kite.Engine(
+            path, threads or 0, ctx or 0, kv_type, max_seqs, draft, pooling or ""
+        )
         # The engine steps every sequence at once; each caller's events wait here, by id.
         self._lock = threading.RLock()
         self._pending: Dict[int, Deque[Any]] = {}
@@ -228,6 +237,44 @@ class LLM:
         a worker thread and hands the pieces over; cancelling the task cancels the generation."""
         async for piece in astream_pieces(self.stream(prompt, params)):
             yield piece
+
+    def embed(
+        self,
+        inputs: Union[str, Sequence[str], Sequence[Sequence[int]]],
+        dimensions: Optional[int] = None,
+    ) -> "numpy.ndarray":
+        """Embedding vectors: a float32 numpy array with one L2-normalised row per input.
+
+        Args:
+            inputs: a text, a list of texts, or a list of token-id lists. Texts get the
+                model's special tokens (``[CLS] ... [SEP]``); all inputs go through the
+                encoder together, in ragged batches.
+            dimensions: keep the first N values and normalise again (Matryoshka: nomic-embed
+                is trained for it); None: all of them.
+
+        Raises:
+            ValueError: no input, an empty one, one longer than the model's context, a token id
+                outside the vocabulary, dimensions out of range, or a generative model without
+                ``pooling``.
+        """
+        if isinstance(inputs, str):
+            inputs = [inputs]
+        if not isinstance(inputs, Sequence):
+            raise TypeError(f"inputs must be a str or a list, not {type(inputs).__name__}")
+        ids = []
+        for i, item in enumerate(inputs):
+            if isinstance(item, str):
+                if not item:
+                    raise ValueError(f"input {i} is an empty string")
+                ids.append(self.tokenize(item, add_special=True, parse_special=False))
+            elif isinstance(item, Sequence) and all(isinstance(t, int) for t in item):
+                ids.append(list(item))
+            else:
+                raise TypeError(f"input {i} must be a str or a list of token ids")
+        if dimensions is not None:
+            _check_int("dimensions", dimensions, 1, 1 << 20)
+        with self._lock:  # between two engine steps, as the server runs its embedding jobs
+            return self._engine.embed(ids, dimensions or 0)
 
     def tokenize(self, text: str, add_special: bool = True, parse_special: bool = True) -> List[int]:
         """Token ids of ``text``: with add_special the model's BOS when it wants one; with
