@@ -83,8 +83,8 @@ struct Type<TensorType::Q5_K> {
 };
 template <>
 struct Type<TensorType::Q6_K> {
-    static constexpr int kCols = 16;
-    static constexpr bool kSigned = false, kMin = true;
+    static constexpr int kCols = 16;  // 16-column blocks: unsigned levels, one dot form
+    static constexpr bool kMin = true;
     static const PackedKernels& base() { return avx512::q6_k; }
 };
 
