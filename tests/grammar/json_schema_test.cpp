@@ -11,25 +11,12 @@
 
 #include "grammar/json_schema.h"
 #include "grammar/matcher.h"
+#include "json_schema_checks.h"
 
 namespace kite::grammar {
 namespace {
 
 using nlohmann::ordered_json;
-
-bool accepts(const char* schema, const char* instance) {
-    Matcher m(compile_json_schema(ordered_json::parse(schema)));
-    return m.advance(instance) && m.can_stop();
-}
-
-std::string compile_error(const char* schema) {
-    try {
-        compile_json_schema(ordered_json::parse(schema));
-    } catch (const GrammarError& e) {
-        return e.what();
-    }
-    return "";
-}
 
 TEST(GrammarJsonSchema, ObjectsWithRequiredAndOptionalProperties) {
     const char* s = R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"}},
