@@ -4,7 +4,8 @@
 // JSON parse error); a crash, sanitizer report, hang or huge allocation is a bug. Every mask is
 // computed twice, with the byte-run fast path and by the plain walk of the whole vocabulary
 // (every string of 1 to 3 bytes over 16 bytes of JSON and UTF-8, with the fast paths, byte
-// runs and the grouped walk, engaged wherever they apply), and the two must be equal.
+// runs and the grouped walk, engaged wherever they apply), and the two must be equal. A
+// JsonKeyGuard follows the same tokens: it may only take tokens out of a mask, never all.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -15,10 +16,12 @@
 #include <nlohmann/json.hpp>
 
 #include "grammar/gbnf.h"
+#include "grammar/json_key_guard.h"
 #include "grammar/json_schema.h"
 #include "grammar/matcher.h"
 #include "grammar/regex.h"
 #include "grammar/token_trie.h"
+#include "grammar/tokenizer_vocab.h"
 
 namespace {
 
@@ -42,7 +45,7 @@ std::shared_ptr<const Grammar> compile(uint8_t kind, std::string_view text) {
 
 namespace {
 
-std::vector<std::string> small_vocab() {
+kite::grammar::TokenizerVocab small_vocab() {
     const std::string bytes =
         "ab1-\":,{}[] \\\xc3\xa9"
         "e";
@@ -54,14 +57,18 @@ std::vector<std::string> small_vocab() {
             for (char z : bytes) out.push_back(std::string{x, y, z});
         }
     }
-    return out;
+    std::vector<int32_t> quotes;
+    for (size_t t = 0; t < out.size(); ++t)
+        if (out[t].find('"') != std::string::npos) quotes.push_back(static_cast<int32_t>(t));
+    kite::grammar::TokenTrie trie(out, {});
+    return {std::move(out), std::move(trie), std::move(quotes)};
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    static const std::vector<std::string> vocab = small_vocab();
-    static const kite::grammar::TokenTrie trie(vocab, {});
+    static const kite::grammar::TokenizerVocab vocab = small_vocab();
+    const kite::grammar::TokenTrie& trie = vocab.trie;
     if (size == 0) return 0;
     const std::string_view all(reinterpret_cast<const char*>(data) + 1, size - 1);
     const size_t nul = all.find('\0');
@@ -78,13 +85,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     kite::grammar::Matcher m(grammar), plain(grammar);
     m.set_fast_paths(true, 1);  // engage on any run, however few tokens it covers
     plain.set_fast_paths(false);
-    std::vector<uint64_t> mask, plain_mask;
+    kite::grammar::JsonKeyGuard guard(vocab, 0);
+    std::vector<uint64_t> mask, plain_mask, guarded;
     for (size_t i = 0; i < input.size(); i += 2) {
         m.allowed_tokens(trie, mask);
         plain.allowed_tokens(trie, plain_mask);
         if (mask != plain_mask) std::abort();  // the fast path disagrees with the plain walk
+        guarded = mask;
+        guard.filter(guarded);
+        bool any = false, any_guarded = false;
+        for (size_t w = 0; w < mask.size(); ++w) {
+            if (guarded[w] & ~mask[w]) std::abort();  // the guard allowed a token
+            any |= mask[w] != 0;
+            any_guarded |= guarded[w] != 0;
+        }
+        if (any && !any_guarded) std::abort();  // the guard left nothing
         if (!m.advance(input.substr(i, 2))) break;
         plain.advance(input.substr(i, 2));
+        guard.feed(input.substr(i, 2));
     }
     (void)m.can_stop();
     if (m.tokens() > 0) m.rollback(1);

@@ -40,15 +40,12 @@ std::shared_ptr<const grammar::Constraint> ConstraintOptions::compile(
     } else {
         return nullptr;
     }
-    auto constraint = std::make_shared<grammar::Constraint>();
     try {
-        constraint->grammar = grammar::compile_constraint(spec);
+        return grammar::make_constraint(spec, std::make_shared<const grammar::TokenizerVocab>(
+                                                  grammar::tokenizer_vocab(tokenizer)));
     } catch (const Error& e) {
         fail("{}: {}", flag, e.what());
     }
-    constraint->vocab =
-        std::make_shared<const grammar::TokenizerVocab>(grammar::tokenizer_vocab(tokenizer));
-    return constraint;
 }
 
 }  // namespace kite::cli

@@ -9,12 +9,15 @@
 namespace kite {
 
 TokenConstraint::TokenConstraint(std::shared_ptr<const grammar::Constraint> constraint)
-    : constraint_(std::move(constraint)), matcher_(constraint_->grammar) {}
+    : constraint_(std::move(constraint)), matcher_(constraint_->grammar) {
+    if (constraint_->json) names_.emplace(*constraint_->vocab, constraint_->json_after);
+}
 
 bool TokenConstraint::mask_logits(std::span<float> logits,
                                   const std::map<int32_t, float>& logit_bias) {
     const grammar::TokenTrie& trie = constraint_->vocab->trie;
     matcher_.allowed_tokens(trie, mask_, &constraint_->masks);
+    if (names_) names_->filter(mask_);
     const size_t n_masked = std::min(logits.size(), trie.n_vocab());
     size_t n_allowed = 0;
     for (size_t w = 0; w * 64 < n_masked; ++w) {
@@ -39,6 +42,7 @@ void TokenConstraint::accept(int32_t token) {
         static_cast<size_t>(token) < bytes.size() ? std::string_view(bytes[token]) : "";
     // Sampling saw only allowed tokens, so a refusal here is a bug, not bad input.
     if (!matcher_.advance(text)) fail("internal error: the constraint refused token {}", token);
+    if (names_) names_->feed(text);
 }
 
 }  // namespace kite

@@ -1,5 +1,6 @@
 // One sequence's side of structured output: where it stands in its constraint's grammar, and
-// the logits masked to the tokens allowed next.
+// the logits masked to the tokens allowed next. A JSON constraint's mask also leaves out the
+// tokens that would repeat a property name in the object being written (JsonKeyGuard).
 //
 // The matcher advances only on tokens the sequence emits. A draft token is verified on a row
 // masked for the state after the drafts before it, and a rejected draft never reaches the
@@ -10,10 +11,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "grammar/constraint.h"
+#include "grammar/json_key_guard.h"
 #include "grammar/matcher.h"
 
 namespace kite {
@@ -36,6 +39,7 @@ class TokenConstraint {
 
     std::shared_ptr<const grammar::Constraint> constraint_;
     grammar::Matcher matcher_;
+    std::optional<grammar::JsonKeyGuard> names_;  // JSON constraints only
     std::vector<uint64_t> mask_;
 };
 

@@ -84,6 +84,17 @@ std::shared_ptr<const Grammar> compile_constraint(const ConstraintSpec& spec) {
     return kCompilers[static_cast<size_t>(spec.kind)](spec);
 }
 
+std::shared_ptr<Constraint> make_constraint(const ConstraintSpec& spec,
+                                            std::shared_ptr<const TokenizerVocab> vocab) {
+    auto constraint = std::make_shared<Constraint>();
+    constraint->grammar = compile_constraint(spec);
+    constraint->vocab = std::move(vocab);
+    constraint->json =
+        spec.kind == ConstraintKind::JsonSchema || spec.kind == ConstraintKind::JsonObject;
+    constraint->json_after = spec.before.size();
+    return constraint;
+}
+
 ConstraintCache::ConstraintCache(std::shared_ptr<const TokenizerVocab> vocab, size_t max_entries)
     : vocab_(std::move(vocab)), max_entries_(max_entries) {}
 
@@ -97,9 +108,7 @@ std::shared_ptr<const Constraint> ConstraintCache::get(const ConstraintSpec& spe
         }
     }
     // Compiled outside the lock: one slow schema does not hold up requests with cached ones.
-    auto compiled = std::make_shared<Constraint>();
-    compiled->grammar = compile_constraint(spec);
-    compiled->vocab = vocab_;
+    std::shared_ptr<const Constraint> compiled = make_constraint(spec, vocab_);
     std::lock_guard lock(mutex_);
     if (auto it = by_key_.find(key); it != by_key_.end()) return it->second->second;
     recent_.emplace_front(key, compiled);

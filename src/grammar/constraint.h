@@ -42,11 +42,18 @@ struct ConstraintSpec {
 struct Constraint {
     std::shared_ptr<const Grammar> grammar;
     std::shared_ptr<const TokenizerVocab> vocab;
+    // The output is a JSON value (a schema's, JSON mode's) after this many bytes of frame:
+    // the engine keeps its objects from repeating a property name (see JsonKeyGuard).
+    bool json = false;
+    size_t json_after = 0;
     mutable MaskCache masks;
 };
 
 // Compiles a spec; throws GrammarError naming what cannot be compiled.
 std::shared_ptr<const Grammar> compile_constraint(const ConstraintSpec& spec);
+// The constraint the engine runs: the spec compiled, for `vocab`. Throws GrammarError.
+std::shared_ptr<Constraint> make_constraint(const ConstraintSpec& spec,
+                                            std::shared_ptr<const TokenizerVocab> vocab);
 
 class ConstraintCache {
   public:

@@ -28,7 +28,11 @@ std::vector<int32_t> stop_tokens_of(const Tokenizer& tok) {
 TokenizerVocab tokenizer_vocab(const Tokenizer& tok) {
     std::vector<std::string> bytes = token_bytes_of(tok);
     TokenTrie trie(bytes, stop_tokens_of(tok));
-    return {std::move(bytes), std::move(trie)};
+    std::vector<int32_t> quote_tokens;
+    for (size_t t = 0; t < bytes.size(); ++t)
+        if (bytes[t].find('"') != std::string::npos)
+            quote_tokens.push_back(static_cast<int32_t>(t));
+    return {std::move(bytes), std::move(trie), std::move(quote_tokens)};
 }
 
 }  // namespace kite::grammar

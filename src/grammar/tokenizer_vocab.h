@@ -18,6 +18,7 @@ namespace kite::grammar {
 struct TokenizerVocab {
     std::vector<std::string> bytes;
     TokenTrie trie;
+    std::vector<int32_t> quote_tokens;  // tokens with a '"' byte: the only ones that end a string
 };
 
 TokenizerVocab tokenizer_vocab(const Tokenizer& tok);

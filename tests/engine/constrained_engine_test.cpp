@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <regex>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -135,6 +136,37 @@ TEST_F(ConstrainedEngineTest, JsonSchemaOutputParsesAndHoldsTheSchema) {
     }
 }
 
+// Property names repeated within one object, counted by nlohmann's parser (which itself keeps
+// the last value of a repeated name).
+size_t repeated_names(const std::string& json_text) {
+    std::vector<std::set<std::string>> open;
+    size_t repeats = 0;
+    const nlohmann::json parsed = nlohmann::json::parse(
+        json_text, [&](int, nlohmann::json::parse_event_t event, nlohmann::json& value) {
+            using Event = nlohmann::json::parse_event_t;
+            if (event == Event::object_start) open.emplace_back();
+            if (event == Event::object_end) open.pop_back();
+            if (event == Event::key && !open.back().insert(value.get<std::string>()).second)
+                ++repeats;
+            return true;
+        });
+    EXPECT_TRUE(parsed.is_object()) << json_text;
+    return repeats;
+}
+
+TEST_F(ConstrainedEngineTest, AnObjectNeverRepeatsAPropertyName) {
+    // Unguarded, greedy decoding copies the prompt's repeated name until max_tokens.
+    const auto open = constraint(ConstraintKind::JsonSchema,
+                                 R"({"type":"object","additionalProperties":{"type":"string"}})");
+    const std::string prompt =
+        R"(Repeat after me: {"a":"x","a":"x","a":"x","a":"x","a":"x"} Again: )";
+    for (const auto& c : {open, constraint(ConstraintKind::JsonObject, "")}) {
+        const Output o = generate_one(prompt, params(c, 0, 1, 64));
+        ASSERT_EQ(o.finish, FinishReason::EndOfText) << o.text;
+        EXPECT_EQ(repeated_names(o.text), 0u) << o.text;
+    }
+}
+
 TEST_F(ConstrainedEngineTest, LogprobsSeeTheConstrainedDistribution) {
     GenerationParams p = params(constraint(ConstraintKind::Choice, R"(["yes", "no"])"), 0);
     p.logprobs = 5;
@@ -201,7 +233,7 @@ TEST_F(ConstrainedEngineTest, AConstraintForAnotherVocabularyIsRefused) {
     auto other = std::make_shared<grammar::Constraint>();
     other->grammar = grammar::compile_constraint({ConstraintKind::JsonObject, {}, {}, {}});
     other->vocab = std::make_shared<const grammar::TokenizerVocab>(
-        grammar::TokenizerVocab{{"a", "b"}, grammar::TokenTrie({"a", "b"}, {})});
+        grammar::TokenizerVocab{{"a", "b"}, grammar::TokenTrie({"a", "b"}, {}), {}});
     Engine engine(*model_, *tokenizer_, config());
     GenerationParams p = params(other, 0);
     EXPECT_THROW(engine.submit(tokenizer_->encode("x", true, true), p), Error);
