@@ -86,6 +86,11 @@ void bind_params(nb::module_& m) {
         .KITE_SAMPLING_FIELD(presence_penalty)
         .KITE_SAMPLING_FIELD(frequency_penalty)
         .KITE_SAMPLING_FIELD(penalty_last_n)
+        .KITE_SAMPLING_FIELD(dry_multiplier)
+        .KITE_SAMPLING_FIELD(dry_base)
+        .KITE_SAMPLING_FIELD(dry_allowed_length)
+        .KITE_SAMPLING_FIELD(dry_penalty_last_n)
+        .KITE_SAMPLING_FIELD(dry_sequence_breakers)
         .KITE_SAMPLING_FIELD(logit_bias)
         .KITE_SAMPLING_FIELD(seed);
 #undef KITE_SAMPLING_FIELD

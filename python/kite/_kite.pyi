@@ -19,6 +19,11 @@ class GenerationParams:
     presence_penalty: float
     frequency_penalty: float
     penalty_last_n: int
+    dry_multiplier: float
+    dry_base: float
+    dry_allowed_length: int
+    dry_penalty_last_n: int
+    dry_sequence_breakers: List[str]
     logit_bias: Dict[int, float]
     seed: int
     def __init__(self) -> None: ...

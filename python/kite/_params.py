@@ -75,8 +75,8 @@ class GuidedDecodingParams:
 
 
 _FLOATS = ("temperature", "top_p", "min_p", "repetition_penalty", "presence_penalty",
-           "frequency_penalty")
-_INTS = ("max_tokens", "top_k", "penalty_last_n")
+           "frequency_penalty", "dry_multiplier", "dry_base")
+_INTS = ("max_tokens", "top_k", "penalty_last_n", "dry_allowed_length", "dry_penalty_last_n")
 
 
 @dataclass
@@ -95,6 +95,9 @@ class SamplingParams:
         repetition_penalty: CTRL-style penalty (1: off).
         presence_penalty, frequency_penalty: OpenAI-style penalties (0: off).
         penalty_last_n: tokens the penalties look back on (-1: all).
+        dry_multiplier, dry_base, dry_allowed_length, dry_penalty_last_n,
+            dry_sequence_breakers: DRY, llama.cpp's "don't repeat yourself" penalty on tokens
+            that would continue a repeat longer than dry_allowed_length (multiplier 0: off).
         stop: generation ends before any of these strings (never included in the text).
         seed: the sampler's seed (None: a random one); the same seed gives the same tokens.
         ignore_eos: keep generating past end-of-text tokens.
@@ -113,6 +116,11 @@ class SamplingParams:
     presence_penalty: float = 0.0
     frequency_penalty: float = 0.0
     penalty_last_n: int = 64
+    dry_multiplier: float = 0.0
+    dry_base: float = 1.75
+    dry_allowed_length: int = 2
+    dry_penalty_last_n: int = -1
+    dry_sequence_breakers: Sequence[str] = ("\n", ":", "\"", "*")
     stop: Optional[Union[str, Sequence[str]]] = None
     seed: Optional[int] = None
     ignore_eos: bool = False
@@ -143,6 +151,10 @@ class SamplingParams:
             for s in stops:
                 _check_type("stop", s, (str,))
         _check_type("logit_bias", self.logit_bias, (dict,))
+        if isinstance(self.dry_sequence_breakers, str):
+            raise TypeError("SamplingParams.dry_sequence_breakers must be a list of strings")
+        for s in self.dry_sequence_breakers:
+            _check_type("dry_sequence_breakers", s, (str,))
         if self.guided_decoding is not None:
             _check_type("guided_decoding", self.guided_decoding, (GuidedDecodingParams,))
 
@@ -156,8 +168,9 @@ class SamplingParams:
         p.max_tokens = self.max_tokens
         for name in _FLOATS:
             setattr(p, name, float(getattr(self, name)))
-        p.top_k = self.top_k
-        p.penalty_last_n = self.penalty_last_n
+        for name in _INTS[1:]:
+            setattr(p, name, getattr(self, name))
+        p.dry_sequence_breakers = list(self.dry_sequence_breakers)
         p.stop = self._stops()
         p.ignore_eos = self.ignore_eos
         p.logprobs = -1 if self.logprobs is None else self.logprobs

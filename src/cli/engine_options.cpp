@@ -199,6 +199,22 @@ void SamplingOptions::add_to(CLI::App& cmd, int64_t default_max_tokens) {
     cmd.add_option("--repeat-last-n", s.penalty_last_n,
                    "Tokens the penalties look back on; 0 = none, -1 = all")
         ->capture_default_str();
+    cmd.add_option("--dry-multiplier", s.dry_multiplier,
+                   "DRY: penalty on tokens that continue a repeat; 0 = off")
+        ->check(finite_number())
+        ->capture_default_str();
+    cmd.add_option("--dry-base", s.dry_base, "DRY: the penalty's growth per repeated token")
+        ->check(finite_number())
+        ->capture_default_str();
+    cmd.add_option("--dry-allowed-length", s.dry_allowed_length,
+                   "DRY: repeats this long go unpenalised")
+        ->capture_default_str();
+    cmd.add_option("--dry-penalty-last-n", s.dry_penalty_last_n,
+                   "DRY: tokens looked back on; 0 = none, -1 = all")
+        ->capture_default_str();
+    cmd.add_option(
+        "--dry-sequence-breaker", s.dry_sequence_breakers,
+        "DRY: a string that ends a repeat (repeatable; replaces the defaults \\n : \" *)");
     cmd.add_option("--seed", s.seed, "Random seed (default: random)")
         ->check(seed_value())
         ->each([this](const std::string&) { seed_given = true; });

@@ -19,9 +19,9 @@ namespace kite {
 // stream, its stops and how much it drafts.
 struct Engine::Active {
     Active(const Tokenizer& tokenizer, const GenerationParams& p, int32_t n_vocab,
-           const SpeculationConfig& spec)
+           const SpeculationConfig& spec, std::shared_ptr<const std::vector<uint8_t>> dry_breakers)
         : params(p),
-          sampler(p.sampling, n_vocab),
+          sampler(p.sampling, n_vocab, std::move(dry_breakers)),
           decoder(tokenizer, false),
           draft_length(spec.draft_max, spec.adaptive_length) {
         start_turn();
@@ -47,7 +47,8 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
       context_length_(config.context_length > 0 ? config.context_length
                                                 : model.config().n_ctx_train),
       pool_(config.threads > 0 ? config.threads : ThreadPool::default_threads()),
-      step_cost_(config.max_batch_tokens) {
+      step_cost_(config.max_batch_tokens),
+      dry_breakers_(tokenizer) {
     if (config_.max_sequences < 1) fail("the engine needs room for at least one sequence");
     if (config_.max_batch_tokens < 1) fail("--max-batch-tokens must be at least 1");
     // Refuse a context the model cannot take, or one that memory cannot hold, before allocating.
@@ -191,10 +192,16 @@ static void reserve_turn(Sequence& s, int64_t max_tokens, int64_t context_length
     s.window_state.sink_sources.reserve(static_cast<size_t>(s.window.sink_blocks(block_size)));
 }
 
+// The DRY breaker flags a sampler needs (none when DRY is off).
+std::shared_ptr<const std::vector<uint8_t>> Engine::breakers_for(const SamplingParams& s) {
+    return s.dry_on() ? dry_breakers_.flags(s.dry_sequence_breakers) : nullptr;
+}
+
 int64_t Engine::submit(const std::vector<int32_t>& prompt, const GenerationParams& params) {
     validate(prompt, params);
     const auto n_vocab = static_cast<int32_t>(model_.config().n_vocab);
-    auto a = std::make_unique<Active>(tokenizer_, params, n_vocab, config_.speculation);
+    auto a = std::make_unique<Active>(tokenizer_, params, n_vocab, config_.speculation,
+                                      breakers_for(params.sampling));
     a->seq.id = next_id_++;
     a->seq.tokens = prompt;
     a->seq.n_prompt = static_cast<int64_t>(prompt.size());
@@ -229,7 +236,7 @@ void Engine::extend(int64_t seq_id, const std::vector<int32_t>& tokens,
     a.seq.n_generated = 0;
     a.seq.finish = FinishReason::None;
     a.params = params;
-    a.sampler = Sampler(params.sampling, n_vocab);
+    a.sampler = Sampler(params.sampling, n_vocab, breakers_for(params.sampling));
     a.start_turn();
     a.decoder.reset();
     a.held.clear();

@@ -28,6 +28,7 @@
 
 #include "core/thread_pool.h"
 #include "engine/drafter.h"
+#include "engine/dry_breakers.h"
 #include "engine/generation_params.h"
 #include "engine/scheduler.h"
 #include "engine/sequence.h"
@@ -146,6 +147,7 @@ class Engine {
     struct Active;
     Active& active(int64_t seq_id) const;
     void check_constraint(const GenerationParams& params) const;
+    std::shared_ptr<const std::vector<uint8_t>> breakers_for(const SamplingParams& s);
     void propose_drafts();
     void build_batch();
     void after_forward(const float* logits);
@@ -169,6 +171,7 @@ class Engine {
     std::vector<ScheduledChunk> scheduled_;
     std::vector<DraftRequest> draft_requests_;
     StepCost step_cost_;  // what drafting more tokens costs, measured (adaptive K)
+    DryBreakers dry_breakers_;
     Batch batch_;
     std::vector<TokenEvent> events_;
     Stats stats_;

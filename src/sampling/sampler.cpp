@@ -43,20 +43,29 @@ double uniform01(std::mt19937_64& rng) {
 
 }  // namespace
 
-Sampler::Sampler(SamplingParams params, int32_t vocab_size)
-    : params_(std::move(params)), vocab_size_(vocab_size), rng_(params_.seed) {
+Sampler::Sampler(SamplingParams params, int32_t vocab_size,
+                 std::shared_ptr<const std::vector<uint8_t>> dry_breakers)
+    : params_(std::move(params)),
+      vocab_size_(vocab_size),
+      rng_(params_.seed),
+      dry_breakers_(std::move(dry_breakers)) {
     params_.validate(vocab_size);
     candidates_.resize(static_cast<size_t>(vocab_size));
     counts_.assign(static_cast<size_t>(vocab_size), 0);
+    if (params_.dry_on() && (!dry_breakers_ || dry_breakers_->size() != counts_.size()))
+        dry_breakers_ = std::make_shared<const std::vector<uint8_t>>(counts_.size(), 0);
 }
 
 int32_t Sampler::sample(std::span<float> logits, std::span<const int32_t> history) {
     const bool penalise = !penalties_off(params_);
     const auto window = penalty_window(history, penalise ? params_.penalty_last_n : 0);
-    check_input(logits, window);
+    const auto dry_window =
+        penalty_window(history, params_.dry_on() ? params_.dry_penalty_last_n : 0);
+    check_input(logits, window.size() > dry_window.size() ? window : dry_window);
 
     apply_logit_bias(logits, params_);
     if (penalise) apply_penalties(logits, window, params_, counts_);
+    if (params_.dry_on()) dry_.apply(logits, dry_window, params_, *dry_breakers_, counts_);
     if (params_.temperature == 0.0f) return argmax(logits);
 
     gather_candidates(logits);

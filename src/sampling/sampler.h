@@ -5,7 +5,7 @@
 //
 //   1. logit bias            request's additive bias; -inf bans a token
 //   2. penalties             repetition, presence, frequency over the last penalty_last_n
-//                            tokens of the history
+//                            tokens of the history; then DRY (sampling/dry.h)
 //   3. temperature == 0  ->  argmax (ties: lowest id), done
 //   4. top-k                 keep the k largest logits (ties: lower id)
 //   5. top-p                 softmax, keep the smallest most-likely-first set whose
@@ -27,18 +27,23 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <span>
 #include <vector>
 
+#include "sampling/dry.h"
 #include "sampling/sampling_params.h"
 
 namespace kite {
 
 class Sampler {
   public:
-    // Validates params (throws kite::Error) and preallocates the scratch.
-    Sampler(SamplingParams params, int32_t vocab_size);
+    // Validates params (throws kite::Error) and preallocates the scratch. dry_breakers flags
+    // the tokens holding one of params.dry_sequence_breakers (one byte per vocabulary entry;
+    // null: none does).
+    Sampler(SamplingParams params, int32_t vocab_size,
+            std::shared_ptr<const std::vector<uint8_t>> dry_breakers = nullptr);
 
     // Returns the next token. logits has vocab_size entries and is used in place: on return
     // it holds the logits after bias and penalties (steps 1-2), the distribution that
@@ -81,6 +86,8 @@ class Sampler {
     // once, while gathering, and holds for the whole chain.
     float max_logit_ = -INFINITY;
     std::vector<int32_t> counts_;  // per-token counts for the penalties, kept all zero
+    std::shared_ptr<const std::vector<uint8_t>> dry_breakers_;
+    DryPenalty dry_;
     float last_probability_ = 0;
 };
 

@@ -25,6 +25,30 @@ void validate_bias(const std::map<int32_t, float>& logit_bias, int32_t vocab_siz
     }
 }
 
+// Each breaker is matched against the whole vocabulary when a request starts: bounded.
+constexpr size_t kMaxDryBreakers = 32;
+constexpr size_t kMaxDryBreakerBytes = 64;
+
+void validate_dry(const SamplingParams& p) {
+    require_finite("dry_multiplier", p.dry_multiplier);
+    require_finite("dry_base", p.dry_base);
+    if (p.dry_multiplier < 0)
+        fail("sampling: dry_multiplier must be >= 0 (0 = off), got {}", p.dry_multiplier);
+    if (p.dry_base < 1) fail("sampling: dry_base must be >= 1, got {}", p.dry_base);
+    if (p.dry_allowed_length < 0)
+        fail("sampling: dry_allowed_length must be >= 0, got {}", p.dry_allowed_length);
+    if (p.dry_penalty_last_n < -1)
+        fail("sampling: dry_penalty_last_n must be >= -1 (-1 = whole context, 0 = off), got {}",
+             p.dry_penalty_last_n);
+    if (p.dry_sequence_breakers.size() > kMaxDryBreakers)
+        fail("sampling: at most {} dry_sequence_breakers, got {}", kMaxDryBreakers,
+             p.dry_sequence_breakers.size());
+    for (const std::string& b : p.dry_sequence_breakers)
+        if (b.empty() || b.size() > kMaxDryBreakerBytes)
+            fail("sampling: each of dry_sequence_breakers must be 1 to {} bytes long",
+                 kMaxDryBreakerBytes);
+}
+
 }  // namespace
 
 void SamplingParams::validate(int32_t vocab_size) const {
@@ -46,6 +70,7 @@ void SamplingParams::validate(int32_t vocab_size) const {
         fail("sampling: penalty_last_n must be >= -1 (-1 = whole context), got {}", penalty_last_n);
     }
     validate_bias(logit_bias, vocab_size);
+    validate_dry(*this);
 }
 
 }  // namespace kite

@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
+#include <vector>
 
 namespace kite {
 
@@ -20,6 +22,15 @@ struct SamplingParams {
     float presence_penalty = 0.0f;    // OpenAI style: logit -= presence * [count > 0]
     float frequency_penalty = 0.0f;   // OpenAI style: logit -= frequency * count
     int32_t penalty_last_n = 64;
+
+    // DRY (sampling/dry.h), with llama.cpp's names and defaults: multiplier 0 = off; it looks
+    // at the last dry_penalty_last_n tokens of the history (-1 = all, 0 = off).
+    float dry_multiplier = 0.0f;
+    float dry_base = 1.75f;
+    int32_t dry_allowed_length = 2;
+    int32_t dry_penalty_last_n = -1;
+    std::vector<std::string> dry_sequence_breakers = {"\n", ":", "\"", "*"};
+    bool dry_on() const { return dry_multiplier != 0.0f && dry_penalty_last_n != 0; }
 
     // Added to a token's logit before anything else; -infinity bans the token.
     std::map<int32_t, float> logit_bias;

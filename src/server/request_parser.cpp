@@ -71,6 +71,26 @@ bool boolean(const json& body, const char* name, bool fallback) {
     return v->get<bool>();
 }
 
+// llama.cpp's dry_sequence_breakers: an array of non-empty strings (absent: the defaults).
+std::vector<std::string> dry_breakers(const json& body) {
+    const json* v = field(body, "dry_sequence_breakers");
+    if (!v) return SamplingParams{}.dry_sequence_breakers;
+    constexpr size_t kMost = 32, kLongest = 64;  // each is matched against the whole vocabulary
+    if (!v->is_array() || v->size() > kMost)
+        bad_request("dry_sequence_breakers",
+                    "'dry_sequence_breakers' must be an array of at most {} strings", kMost);
+    std::vector<std::string> out;
+    for (const json& s : *v) {
+        if (!s.is_string() || s.get<std::string>().empty() ||
+            s.get<std::string>().size() > kLongest)
+            bad_request("dry_sequence_breakers",
+                        "each of 'dry_sequence_breakers' must be a string of 1 to {} bytes",
+                        kLongest);
+        out.push_back(s.get<std::string>());
+    }
+    return out;
+}
+
 std::vector<std::string> stop_strings(const json& body) {
     const json* v = field(body, "stop");
     if (!v) return {};
@@ -342,6 +362,14 @@ CompletionRequest parse_completion_request(std::string_view body_text, bool chat
     s.penalty_last_n =
         static_cast<int32_t>(integer(body, "repeat_last_n", -1, std::numeric_limits<int32_t>::max(),
                                      SamplingParams{}.penalty_last_n));
+    // DRY, llama.cpp's fields (sampling/dry.h).
+    s.dry_multiplier = static_cast<float>(number(body, "dry_multiplier", 0, 100, 0));
+    s.dry_base = static_cast<float>(number(body, "dry_base", 1, 100, SamplingParams{}.dry_base));
+    s.dry_allowed_length = static_cast<int32_t>(integer(
+        body, "dry_allowed_length", 0, model.context_length, SamplingParams{}.dry_allowed_length));
+    s.dry_penalty_last_n = static_cast<int32_t>(
+        integer(body, "dry_penalty_last_n", -1, std::numeric_limits<int32_t>::max(), -1));
+    s.dry_sequence_breakers = dry_breakers(body);
     s.logit_bias = logit_bias(body, n_vocab);
     if (field(body, "seed")) {
         r.seed_given = true;

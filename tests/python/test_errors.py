@@ -44,6 +44,8 @@ def test_bad_llm_arguments(kwargs, error):
     ({"logprobs": 100}, ValueError),
     ({"stop": [1]}, TypeError),
     ({"ignore_eos": 1}, TypeError),
+    ({"dry_multiplier": "x"}, TypeError),
+    ({"dry_sequence_breakers": "\n"}, TypeError),
 ])
 def test_bad_sampling_params(kwargs, error):
     with pytest.raises(error):
@@ -55,6 +57,8 @@ def test_bad_sampling_params(kwargs, error):
     ({"top_p": 2.0}, "top_p"),
     ({"top_k": -3}, "top_k"),
     ({"logit_bias": {10**9: 1.0}}, "logit_bias"),
+    ({"dry_base": 0.5, "dry_multiplier": 1.0}, "dry_base"),
+    ({"dry_sequence_breakers": [""]}, "dry_sequence_breakers"),
 ])
 def test_out_of_range_sampling_raises_value_error(llm, kwargs, field):
     with pytest.raises(ValueError, match=field):

@@ -27,6 +27,17 @@ def test_greedy_matches_kite_run(llm):
     assert llm.detokenize(out.token_ids) == out.text
 
 
+def test_dry_matches_kite_run_and_leaves_the_loop(llm):
+    prompt = "1 2 3 4 1 2 3 4 1 2 3 4 1 2 3 4 1 2 3 4"
+    dry = SamplingParams(temperature=0, max_tokens=24, dry_multiplier=0.8)
+    out = llm.generate(prompt, dry)[0]
+    assert kite_run(prompt, 24, "--dry-multiplier", "0.8") == prompt + out.text
+    # Without DRY greedy decoding goes on counting the loop; with it, it leaves.
+    plain = llm.generate(prompt, SamplingParams(temperature=0, max_tokens=24))[0]
+    assert plain.text.startswith(" 1 2 3 4 1 2 3 4")
+    assert not out.text.startswith(" 1 2 3 4 1 2 3 4"), out.text
+
+
 def test_chat_matches_kite_run_chat(llm):
     question = "What is the capital of France?"
     out = llm.chat([{"role": "user", "content": question}], GREEDY)

@@ -13,6 +13,7 @@
 
 #include "chi_square.h"
 #include "core/error.h"
+#include "sampling/dry.h"
 #include "sampling/logprobs.h"
 #include "sampling/penalties.h"
 #include "sampling/sampler.h"
@@ -325,6 +326,68 @@ TEST(SamplingPenalties, WindowIsTheLastNTokens) {
     EXPECT_EQ(penalised_by(100), (std::vector<float>{-1.0f, 0.0f, -1.0f}));
 }
 
+// The example of llama.cpp's DRY sampler comments, worked by hand: in the history
+// a b c c b c y a b c, the end "a b c" stood before at positions 0-2, followed by c (a match
+// of 3); "b c" at 4-5, followed by y (2); "c" at 3, followed by b (1).
+TEST(SamplingDry, PenalisesTheTokensThatWouldContinueARepeat) {
+    enum : int32_t { a, b, c, y, z };
+    const std::vector<int32_t> history = {a, b, c, c, b, c, y, a, b, c};
+    auto dry_logits = [&](int32_t allowed, std::vector<uint8_t> breakers, int32_t last_n = -1) {
+        auto sp = params_with([&](SamplingParams& p) {
+            p.dry_multiplier = 0.5f;
+            p.dry_base = 2.0f;
+            p.dry_allowed_length = allowed;
+            p.dry_penalty_last_n = last_n;
+        });
+        std::vector<float> row(5, 1.0f);
+        std::vector<int32_t> scratch(5, 0);
+        DryPenalty().apply(row, penalty_window(history, last_n), sp, breakers, scratch);
+        EXPECT_EQ(scratch, std::vector<int32_t>(5, 0)) << "scratch must be left zero";
+        return row;
+    };
+    const std::vector<uint8_t> none(5, 0);
+    // allowed 2: c loses 0.5 * 2^(3-2), y 0.5 * 2^0, b (a match of 1) nothing.
+    EXPECT_EQ(dry_logits(2, none), (std::vector<float>{1, 1, 0, 0.5f, 1}));
+    EXPECT_EQ(dry_logits(1, none), (std::vector<float>{1, 0.5f, -1, 0, 1}));
+    EXPECT_EQ(dry_logits(4, none), (std::vector<float>{1, 1, 1, 1, 1}));
+    // A breaker two tokens back (b) cuts every match to 1; a breaker is never penalised.
+    EXPECT_EQ(dry_logits(1, {0, 1, 0, 0, 0}), (std::vector<float>{1, 1, 0.5f, 0.5f, 1}));
+    EXPECT_EQ(dry_logits(1, {0, 0, 1, 0, 0}), (std::vector<float>{1, 1, 1, 1, 1}));
+    // Only the last 6 tokens (b c y a b c): "b c" stood at 0-1, followed by y.
+    EXPECT_EQ(dry_logits(2, none, 6), (std::vector<float>{1, 1, 1, 0.5f, 1}));
+}
+
+TEST(SamplingDry, ZArrayMatchesTheDefinition) {
+    std::mt19937 rng(7);
+    for (int round = 0; round < 200; ++round) {
+        std::vector<int32_t> r(rng() % 40);
+        for (int32_t& t : r) t = static_cast<int32_t>(rng() % 3);
+        std::vector<int32_t> z;
+        z_array(r, z);
+        for (size_t j = 0; j < r.size(); ++j) {
+            size_t k = 0;
+            while (j + k < r.size() && r[k] == r[j + k]) ++k;
+            ASSERT_EQ(static_cast<size_t>(z[j]), k) << "round " << round << " j " << j;
+        }
+    }
+}
+
+TEST(SamplingDry, GreedyLeavesALoop) {
+    // Greedy on these logits repeats 0 1 2 forever; DRY makes the continuation of the loop
+    // cost more than the runner-up (token 3) once the repeat is long enough.
+    auto sp = params_with([](SamplingParams& p) {
+        p.temperature = 0;
+        p.dry_multiplier = 0.8f;
+    });
+    Sampler sampler(sp, 6);
+    std::vector<int32_t> history = {5, 1, 2, 0, 1, 2};
+    std::vector<float> row = {5.0f, 0, 0, 4.0f, 0, 0};  // after ... 1 2, token 0 repeats
+    EXPECT_EQ(sampler.sample(row, history), 0);         // a match of 2 (1 2): 5 - 0.8 > 4
+    history.insert(history.end(), {0, 1, 2});
+    row = {5.0f, 0, 0, 4.0f, 0, 0};
+    EXPECT_EQ(sampler.sample(row, history), 3);  // a match of 5 (1 2 0 1 2): 5 - 0.8 * 1.75^3 < 4
+}
+
 TEST(SamplingPenalties, BiasIsAddedAndMinusInfinityBans) {
     const auto sp = params_with([](SamplingParams& p) {
         p.logit_bias[2] = -INFINITY;
@@ -443,6 +506,14 @@ TEST(SamplingParams, RejectsEachInvalidValue) {
         {"logit_bias", [](SamplingParams& p) { p.logit_bias[-1] = 1.0f; }},
         {"logit_bias", [](SamplingParams& p) { p.logit_bias[3] = INFINITY; }},
         {"logit_bias", [](SamplingParams& p) { p.logit_bias[3] = NAN; }},
+        {"dry_multiplier", [](SamplingParams& p) { p.dry_multiplier = -0.5f; }},
+        {"dry_multiplier", [](SamplingParams& p) { p.dry_multiplier = NAN; }},
+        {"dry_base", [](SamplingParams& p) { p.dry_base = 0.9f; }},
+        {"dry_allowed_length", [](SamplingParams& p) { p.dry_allowed_length = -1; }},
+        {"dry_penalty_last_n", [](SamplingParams& p) { p.dry_penalty_last_n = -2; }},
+        {"dry_sequence_breakers", [](SamplingParams& p) { p.dry_sequence_breakers = {""}; }},
+        {"dry_sequence_breakers",
+         [](SamplingParams& p) { p.dry_sequence_breakers.assign(33, "x"); }},
     };
     for (const auto& [field, set] : cases) {
         SamplingParams p;

@@ -236,6 +236,26 @@ def test_repeat_last_n_is_the_penalties_window(server, model_id):
     assert r.status_code == 400 and r.json()["error"]["param"] == "repeat_last_n"
 
 
+def test_dry_fields_leave_a_loop_as_kite_run_does(server, model_id):
+    prompt = "1 2 3 4 1 2 3 4 1 2 3 4 1 2 3 4 1 2 3 4"
+    body = {"prompt": prompt, "max_tokens": 24, "temperature": 0, "dry_multiplier": 0.8,
+            "dry_base": 1.75, "dry_allowed_length": 2, "dry_penalty_last_n": -1,
+            "dry_sequence_breakers": ["\n", ":", "\"", "*"]}
+    r = server.http.post("/v1/completions", json=body)
+    assert r.status_code == 200, r.text
+    text = r.json()["choices"][0]["text"]
+    assert greedy(server.client(), model_id, prompt, 24).startswith(" 1 2 3 4 1 2 3 4")
+    assert not text.startswith(" 1 2 3 4 1 2 3 4"), text
+    cmd = [KITE, "run", "-m", MODEL, "-t", "2", "-p", prompt, "-n", "24", "--temp", "0",
+           "--dry-multiplier", "0.8"]
+    assert subprocess.run(cmd, check=True, capture_output=True, text=True).stdout == prompt + text
+    for field, value in [("dry_multiplier", -1), ("dry_base", 0.5), ("dry_allowed_length", -1),
+                         ("dry_penalty_last_n", -2), ("dry_sequence_breakers", "\n"),
+                         ("dry_sequence_breakers", [""]), ("dry_sequence_breakers", ["x"] * 33)]:
+        r = server.http.post("/v1/completions", json={"prompt": prompt, field: value})
+        assert r.status_code == 400 and r.json()["error"]["param"] == field, (field, r.text)
+
+
 PROMPTS = [f"{subject} {verb}" for subject in
            ("The cat", "My grandmother", "A small robot", "The old lighthouse", "Every winter the river",
             "In 1492, Columbus", "The recipe for bread", "Quantum computers")
