@@ -89,7 +89,7 @@ TEST(SamplerAlloc, SampleAllocatesNothing) {
     std::vector<int32_t> history(300);
     for (int32_t& t : history) t = static_cast<int32_t>(rng() % vocab);
 
-    std::vector<SamplingParams> configs(6);
+    std::vector<SamplingParams> configs(7);
     configs[0].temperature = 0;
     configs[1].top_k = 40;
     configs[2].top_p = 0.95f;
@@ -103,8 +103,13 @@ TEST(SamplerAlloc, SampleAllocatesNothing) {
     configs[5].frequency_penalty = 0.1f;
     configs[5].penalty_last_n = -1;
     configs[5].logit_bias = {{7, -INFINITY}, {8, 2.0f}};
+    configs[6].dry_multiplier = 0.8f;
+    for (int32_t& t : std::span(history).last(40)) t = history[t % 20];  // repeats for DRY
     for (size_t i = 0; i < configs.size(); ++i) {
         Sampler sampler(configs[i], vocab);
+        // DRY's scratch grows with the history (as a vector does), so the first call may allocate.
+        std::copy(logits.begin(), logits.end(), row.begin());
+        sampler.sample(row, history);
         const long n = allocations_in([&] {
             for (int step = 0; step < 5; ++step) {
                 std::copy(logits.begin(), logits.end(), row.begin());
