@@ -24,6 +24,8 @@
 #   KITE_IK_LLAMA_FORCE=1 rebuild even if the binaries are cached
 set -euo pipefail
 
+. "$(dirname "${BASH_SOURCE[0]}")/../peer_build.sh"
+
 TARGETS=(llama-bench llama-batched-bench)
 
 log() { printf '[ikllamacpp-build] %s\n' "$*" >&2; }
@@ -50,40 +52,13 @@ COMMIT="$(source_commit)"
 CACHE_ROOT="${KITE_CACHE:-$HOME/.cache/kite}"
 PREFIX="$CACHE_ROOT/ik_llama.cpp-$COMMIT"
 BIN_DIR="$PREFIX/bin"
-STAMP="$BIN_DIR/.kite-build-complete"
 JOBS="${KITE_IK_LLAMA_JOBS:-2}"
+FORCE="${KITE_IK_LLAMA_FORCE:-0}"
 # Unlike llama.cpp's (see tools/llamacpp/build.sh), ik_llama.cpp's CPU backend has no AMX
 # code, so -march=native runs on this project's AMX machines as it is.
 ISA_FLAGS=(-DGGML_NATIVE=ON)
 
-have_all_binaries() {
-    [[ -f "$STAMP" ]] || return 1
-    local t
-    for t in "${TARGETS[@]}"; do
-        [[ -x "$BIN_DIR/$t" ]] || return 1
-    done
-}
-
-if [[ "${KITE_IK_LLAMA_FORCE:-0}" != "1" ]] && have_all_binaries; then
-    log "ik_llama.cpp $COMMIT already built in $BIN_DIR"
-    echo "$BIN_DIR"
-    exit 0
-fi
-
-mkdir -p "$PREFIX"
-# Only one build per cache directory at a time.
-exec 9>"$PREFIX/.lock"
-if command -v flock >/dev/null 2>&1; then
-    if ! flock -n 9; then
-        log "another build holds $PREFIX/.lock; waiting"
-        flock 9
-    fi
-    if [[ "${KITE_IK_LLAMA_FORCE:-0}" != "1" ]] && have_all_binaries; then
-        log "ik_llama.cpp already built in $BIN_DIR (by a concurrent run)"
-        echo "$BIN_DIR"
-        exit 0
-    fi
-fi
+reuse_or_lock "ik_llama.cpp $COMMIT"
 
 for tool in cmake c++ tar; do
     command -v "$tool" >/dev/null 2>&1 \
@@ -108,15 +83,6 @@ LOG_FILE="$PREFIX/build.log"
 : >"$LOG_FILE"
 generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
-
-run_logged() {
-    if ! "$@" >>"$LOG_FILE" 2>&1; then
-        log "command failed: $*"
-        log "last lines of $LOG_FILE:"
-        tail -n 40 "$LOG_FILE" >&2
-        exit 1
-    fi
-}
 
 # A build dir configured with another generator cannot be reused.
 gen_name="Unix Makefiles"

@@ -30,6 +30,7 @@
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../peer_build.sh"
 
 TARGETS=(
     llama-cli            # interactive chat CLI (server-based in this version)
@@ -54,40 +55,11 @@ if [[ "$ISA" == avx2 ]]; then
     TARGETS=(llama-bench llama-batched-bench)
 fi
 BIN_DIR="$PREFIX/bin"
-STAMP="$BIN_DIR/.kite-build-complete"
 JOBS="${KITE_LLAMACPP_JOBS:-2}"
+FORCE="${KITE_LLAMACPP_FORCE:-0}"
 
-# --- fast path: already built -------------------------------------------------
-have_all_binaries() {
-    [[ -f "$STAMP" ]] || return 1
-    local t
-    for t in "${TARGETS[@]}"; do
-        [[ -x "$BIN_DIR/$t" ]] || return 1
-    done
-}
-
-if [[ "${KITE_LLAMACPP_FORCE:-0}" != "1" ]] && have_all_binaries; then
-    log "llama.cpp (llama-cpp-python $LCPP_PY_VERSION, $ISA) already built in $BIN_DIR"
-    echo "$BIN_DIR"
-    exit 0
-fi
-
-mkdir -p "$PREFIX"
-
-# Only one build per cache directory at a time.
-exec 9>"$PREFIX/.lock"
-if command -v flock >/dev/null 2>&1; then
-    if ! flock -n 9; then
-        log "another build holds $PREFIX/.lock; waiting"
-        flock 9
-    fi
-    # Another process may have finished the build while we waited.
-    if [[ "${KITE_LLAMACPP_FORCE:-0}" != "1" ]] && have_all_binaries; then
-        log "llama.cpp already built in $BIN_DIR (by a concurrent run)"
-        echo "$BIN_DIR"
-        exit 0
-    fi
-fi
+# --- fast path: already built; else one build per cache directory at a time ---
+reuse_or_lock "llama.cpp (llama-cpp-python $LCPP_PY_VERSION, $ISA)"
 
 # --- build dependencies ---------------------------------------------------------
 need_pkgs=()
@@ -150,15 +122,6 @@ generator=()
 if command -v ninja >/dev/null 2>&1; then
     generator=(-G Ninja)
 fi
-
-run_logged() {
-    if ! "$@" >>"$LOG_FILE" 2>&1; then
-        log "command failed: $*"
-        log "last lines of $LOG_FILE:"
-        tail -n 40 "$LOG_FILE" >&2
-        exit 1
-    fi
-}
 
 # A build dir configured for another source dir or generator cannot be reused.
 gen_name="Unix Makefiles"
