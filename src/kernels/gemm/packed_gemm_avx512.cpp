@@ -356,10 +356,12 @@ constexpr int64_t kConvertTokens = 64;
 // ---- Tables ---------------------------------------------------------------------------------
 
 // Most tokens per tile: quantized tiles hold an int32 sum and a float accumulator per
-// (group, token), so 2 groups x 4 tokens fill the registers; float tiles hold only the
-// accumulator, and 2 x 8 converts each f16/bf16 weight register once for 8 tokens.
+// (group, token), so 2 groups x 6 tokens fill the registers and unpack each weight register
+// once for 6 tokens (Q5_0's prompt 1.04-1.16x against 4 tokens); K-quant tiles also hold
+// their sub-block scales and spill past 4 tokens (Q4_K_M 0.90-0.97x at 6). Float tiles hold
+// only the accumulator, and 2 x 8 converts each f16/bf16 weight register once for 8 tokens.
 constexpr int tile_tokens(TensorType t) {
-    return is_float(t) ? 8 : 4;
+    return is_float(t) ? 8 : is_k_quant(t) ? 4 : 6;
 }
 
 // kWiden: BF16 tiles with FMA instead of vdpbf16ps (see bf16_widen_tile); kStream: the
