@@ -57,11 +57,7 @@ kite::grammar::TokenizerVocab small_vocab() {
             for (char z : bytes) out.push_back(std::string{x, y, z});
         }
     }
-    std::vector<int32_t> quotes;
-    for (size_t t = 0; t < out.size(); ++t)
-        if (out[t].find('"') != std::string::npos) quotes.push_back(static_cast<int32_t>(t));
-    kite::grammar::TokenTrie trie(out, {});
-    return {std::move(out), std::move(trie), std::move(quotes)};
+    return kite::grammar::tokenizer_vocab(std::move(out), {});
 }
 
 }  // namespace

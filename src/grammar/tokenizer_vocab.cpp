@@ -26,8 +26,11 @@ std::vector<int32_t> stop_tokens_of(const Tokenizer& tok) {
 }  // namespace
 
 TokenizerVocab tokenizer_vocab(const Tokenizer& tok) {
-    std::vector<std::string> bytes = token_bytes_of(tok);
-    TokenTrie trie(bytes, stop_tokens_of(tok));
+    return tokenizer_vocab(token_bytes_of(tok), stop_tokens_of(tok));
+}
+
+TokenizerVocab tokenizer_vocab(std::vector<std::string> bytes, const std::vector<int32_t>& stops) {
+    TokenTrie trie(bytes, stops);
     std::vector<int32_t> quote_tokens;
     for (size_t t = 0; t < bytes.size(); ++t)
         if (bytes[t].find('"') != std::string::npos)

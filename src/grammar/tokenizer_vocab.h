@@ -22,5 +22,7 @@ struct TokenizerVocab {
 };
 
 TokenizerVocab tokenizer_vocab(const Tokenizer& tok);
+// The vocabulary of these token bytes (what each id spells) and end-of-generation ids.
+TokenizerVocab tokenizer_vocab(std::vector<std::string> bytes, const std::vector<int32_t>& stops);
 
 }  // namespace kite::grammar

@@ -25,10 +25,6 @@ void validate_bias(const std::map<int32_t, float>& logit_bias, int32_t vocab_siz
     }
 }
 
-// Each breaker is matched against the whole vocabulary when a request starts: bounded.
-constexpr size_t kMaxDryBreakers = 32;
-constexpr size_t kMaxDryBreakerBytes = 64;
-
 void validate_dry(const SamplingParams& p) {
     require_finite("dry_multiplier", p.dry_multiplier);
     require_finite("dry_base", p.dry_base);
@@ -40,13 +36,13 @@ void validate_dry(const SamplingParams& p) {
     if (p.dry_penalty_last_n < -1)
         fail("sampling: dry_penalty_last_n must be >= -1 (-1 = whole context, 0 = off), got {}",
              p.dry_penalty_last_n);
-    if (p.dry_sequence_breakers.size() > kMaxDryBreakers)
-        fail("sampling: at most {} dry_sequence_breakers, got {}", kMaxDryBreakers,
+    if (p.dry_sequence_breakers.size() > SamplingParams::kMaxDryBreakers)
+        fail("sampling: at most {} dry_sequence_breakers, got {}", SamplingParams::kMaxDryBreakers,
              p.dry_sequence_breakers.size());
     for (const std::string& b : p.dry_sequence_breakers)
-        if (b.empty() || b.size() > kMaxDryBreakerBytes)
+        if (b.empty() || b.size() > SamplingParams::kMaxDryBreakerBytes)
             fail("sampling: each of dry_sequence_breakers must be 1 to {} bytes long",
-                 kMaxDryBreakerBytes);
+                 SamplingParams::kMaxDryBreakerBytes);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // What a request asks of the sampler: temperature, truncation, penalties, bias and seed.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -30,6 +31,8 @@ struct SamplingParams {
     int32_t dry_allowed_length = 2;
     int32_t dry_penalty_last_n = -1;
     std::vector<std::string> dry_sequence_breakers = {"\n", ":", "\"", "*"};
+    // Each breaker is matched against the whole vocabulary when a request starts: bounded.
+    static constexpr size_t kMaxDryBreakers = 32, kMaxDryBreakerBytes = 64;
     bool dry_on() const { return dry_multiplier != 0.0f && dry_penalty_last_n != 0; }
 
     // Added to a token's logit before anything else; -infinity bans the token.

@@ -75,7 +75,8 @@ bool boolean(const json& body, const char* name, bool fallback) {
 std::vector<std::string> dry_breakers(const json& body) {
     const json* v = field(body, "dry_sequence_breakers");
     if (!v) return SamplingParams{}.dry_sequence_breakers;
-    constexpr size_t kMost = 32, kLongest = 64;  // each is matched against the whole vocabulary
+    constexpr size_t kMost = SamplingParams::kMaxDryBreakers;
+    constexpr size_t kLongest = SamplingParams::kMaxDryBreakerBytes;
     if (!v->is_array() || v->size() > kMost)
         bad_request("dry_sequence_breakers",
                     "'dry_sequence_breakers' must be an array of at most {} strings", kMost);

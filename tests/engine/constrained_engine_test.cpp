@@ -232,8 +232,8 @@ TEST_F(ConstrainedEngineTest, ADeadEndStopsTheSequenceWithAnError) {
 TEST_F(ConstrainedEngineTest, AConstraintForAnotherVocabularyIsRefused) {
     auto other = std::make_shared<grammar::Constraint>();
     other->grammar = grammar::compile_constraint({ConstraintKind::JsonObject, {}, {}, {}});
-    other->vocab = std::make_shared<const grammar::TokenizerVocab>(
-        grammar::TokenizerVocab{{"a", "b"}, grammar::TokenTrie({"a", "b"}, {}), {}});
+    other->vocab =
+        std::make_shared<const grammar::TokenizerVocab>(grammar::tokenizer_vocab({"a", "b"}, {}));
     Engine engine(*model_, *tokenizer_, config());
     GenerationParams p = params(other, 0);
     EXPECT_THROW(engine.submit(tokenizer_->encode("x", true, true), p), Error);

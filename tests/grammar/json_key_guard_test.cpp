@@ -11,10 +11,7 @@ namespace kite::grammar {
 namespace {
 
 TokenizerVocab vocab_of(const std::vector<std::string>& tokens) {
-    std::vector<int32_t> quotes;
-    for (size_t t = 0; t < tokens.size(); ++t)
-        if (tokens[t].find('"') != std::string::npos) quotes.push_back(static_cast<int32_t>(t));
-    return {tokens, TokenTrie(tokens, {}), quotes};
+    return tokenizer_vocab(tokens, {});
 }
 
 // The tokens of `vocab` a full mask keeps after `prefix` (and `skip` bytes of frame).
