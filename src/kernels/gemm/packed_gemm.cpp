@@ -88,22 +88,21 @@ void prepare_bf16_widened_activation(const float* x, uint8_t* dst, int64_t cols)
     if (cols % 2) out[cols] = 0.0f;
 }
 
-// Float groups converted to F32 once for all the token tiles of a long prefill: the F32 tile
-// then runs without a conversion per weight register. One buffer per thread, grown at the
-// first long matmul and kept.
-static const uint8_t* groups_as_f32(const TilePlan& plan, const WeightMatrix& w, int64_t g,
-                                    int64_t groups) {
-    thread_local std::vector<float> buffer;
-    const int64_t n = groups * plan.rows_per_group * w.cols;
-    if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(n);
-    plan.to_f32(w, w.packed + g * group_bytes(w, plan.rows_per_group), buffer.data(), groups);
-    return reinterpret_cast<const uint8_t*>(buffer.data());
+// Groups converted once for all the token tiles of a long prefill (TilePlan::convert). One
+// buffer per thread, grown at the first long matmul and kept.
+static const uint8_t* converted_groups(const TilePlan& plan, const WeightMatrix& w, int64_t g,
+                                       int64_t groups) {
+    thread_local std::vector<uint8_t> buffer;
+    const auto n = static_cast<size_t>(groups * plan.converted_group_bytes(w));
+    if (buffer.size() < n) buffer.resize(n);
+    plan.convert(w, w.packed + g * group_bytes(w, plan.rows_per_group), buffer.data(), groups);
+    return buffer.data();
 }
 
 void run_tiles(const TilePlan& plan, const WeightMatrix& w, const uint8_t* act, size_t act_bytes,
                int64_t n_tokens, float* y, int64_t group_begin, int64_t group_end) {
-    const bool convert = plan.to_f32 && n_tokens >= plan.convert_tokens;
-    const TileTable& t = convert ? *plan.f32_tiles : *plan.tiles;
+    const bool convert = plan.convert && n_tokens >= plan.convert_tokens;
+    const TileTable& t = convert ? *plan.converted_tiles : *plan.tiles;
     // Only the first token tile over a range of groups reads the weights from memory.
     const auto& first = n_tokens <= kStreamTokens && t.stream[0][0] ? t.stream : t.fn;
     const int64_t want = plan.tile_groups(n_tokens);
@@ -111,7 +110,7 @@ void run_tiles(const TilePlan& plan, const WeightMatrix& w, const uint8_t* act, 
         const int64_t left = group_end - g;
         const int64_t groups = left >= want ? want : (left >= 2 ? 2 : 1);
         const int level = groups == 4 ? 2 : static_cast<int>(groups - 1);
-        const uint8_t* bytes = convert ? groups_as_f32(plan, w, g, groups)
+        const uint8_t* bytes = convert ? converted_groups(plan, w, g, groups)
                                        : w.packed + g * group_bytes(w, plan.rows_per_group);
         for (int64_t tok = 0; tok < n_tokens; tok += t.tokens) {
             const auto& fn = tok == 0 ? first : t.fn;

@@ -136,18 +136,21 @@ struct TileTable {
 // loop) cost 9% of pp512 on Qwen2.5-Coder-0.5B.
 constexpr int64_t kStreamTokens = 64;
 
-// Converts `groups` packed float groups to F32 groups (rows_per_group x w.cols floats each).
-using ToF32Fn = void (*)(const WeightMatrix& w, const uint8_t* src, float* dst, int64_t groups);
+// Converts `groups` packed groups to the form a plan's converted tiles read (F32 groups of
+// rows_per_group x w.cols floats, or quantized groups unpacked to one level per byte).
+using ConvertFn = void (*)(const WeightMatrix& w, const uint8_t* src, uint8_t* dst, int64_t groups);
 
 // How one instruction set runs one weight type's packed gemm.
 struct TilePlan {
     int64_t rows_per_group;
     int64_t (*tile_groups)(int64_t n_tokens);
     const TileTable* tiles;
-    // From convert_tokens tokens on, groups are converted to F32 once per call and run with
-    // f32_tiles (to_f32 nullptr: never).
-    ToF32Fn to_f32;
-    const TileTable* f32_tiles;
+    // From convert_tokens tokens on, the groups of each tile row are converted once per call
+    // (convert, converted_group_bytes apiece) and run with converted_tiles, which then do
+    // no conversion per weight register and token tile (convert nullptr: never).
+    ConvertFn convert;
+    int64_t (*converted_group_bytes)(const WeightMatrix& w);
+    const TileTable* converted_tiles;
     int64_t convert_tokens;
 };
 

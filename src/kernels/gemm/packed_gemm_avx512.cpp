@@ -49,10 +49,14 @@ KITE_AVX512 inline void keep_order(__m512i& sum) {
     asm("" : "+v"(sum));
 }
 
-// The levels (u8) of the two quads (8 columns) of pair p of a block for 16 rows.
-template <TensorType T>
+// The levels (u8) of the two quads (8 columns) of pair p of a block for 16 rows; kUnpacked:
+// of an unpacked block (unpacked_layout), stored as they are.
+template <TensorType T, bool kUnpacked = false>
 KITE_AVX512 inline void load_quads(const uint8_t* q, int p, __m512i& lo, __m512i& hi) {
-    if constexpr (T == TensorType::Q8_0) {  // the weights, top bit flipped
+    if constexpr (kUnpacked) {
+        lo = _mm512_loadu_si512(q + 128 * p);
+        hi = _mm512_loadu_si512(q + 128 * p + 64);
+    } else if constexpr (T == TensorType::Q8_0) {  // the weights, top bit flipped
         const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
         lo = _mm512_xor_si512(_mm512_loadu_si512(q + 128 * p), flip);
         hi = _mm512_xor_si512(_mm512_loadu_si512(q + 128 * p + 64), flip);
@@ -113,13 +117,14 @@ struct FloatWidth {
 // G groups (16 G rows) times C tokens. Per block, each (group, token) gathers an int32 sum
 // for 16 rows from 8 VNNI steps (the weights' levels times the activation quants, from
 // -level_offset * sum(quants)), then one FMA scales it by the row and token scales.
-template <TensorType T, int G, int C, bool kStream>
+// kUnpacked: the groups are unpacked (unpacked_layout).
+template <TensorType T, int G, int C, bool kStream, bool kUnpacked = false>
 KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
                             size_t act_bytes, int64_t g0, int64_t t0, float* y) {
     const int64_t nb = w.cols / kQK;
-    constexpr QuantLayout l = quant_layout(T, kRows);
+    constexpr QuantLayout l = kUnpacked ? unpacked_layout(T, kRows) : quant_layout(T, kRows);
     GroupParts<const uint8_t> parts[G];
-    for (int g = 0; g < G; ++g) parts[g] = {groups + g * group_bytes(w, kRows), l};
+    for (int g = 0; g < G; ++g) parts[g] = {groups + g * nb * l.block_bytes(), l};
     const PackedActivation<T>* x[C];
     for (int c = 0; c < C; ++c)
         x[c] = reinterpret_cast<const PackedActivation<T>*>(act + (t0 + c) * act_bytes);
@@ -138,7 +143,7 @@ KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const 
         }
         for (int p = 0; p < 4; ++p) {
             __m512i lo[G], hi[G];
-            for (int g = 0; g < G; ++g) load_quads<T>(parts[g].q(b), p, lo[g], hi[g]);
+            for (int g = 0; g < G; ++g) load_quads<T, kUnpacked>(parts[g].q(b), p, lo[g], hi[g]);
             for (int c = 0; c < C; ++c) {
                 int32_t xa, xb;
                 std::memcpy(&xa, x[c][b].qs + 8 * p, 4);
@@ -184,9 +189,20 @@ KITE_AVX512 inline __m512i high_levels(__m512i high, int slot) {
                             _mm512_set1_epi8(static_cast<char>(((1 << (kBits - 4)) - 1) << 4)));
 }
 
+// The layout of T's groups, unpacked or not.
+template <TensorType T, bool kUnpacked>
+constexpr KLayout k_tile_layout() {
+    return kUnpacked ? unpacked_k_layout(T, kRows) : k_layout(T, kRows);
+}
+
 // The unsigned levels of quads 2p (lo) and 2p+1 (hi) of a super-block for 16 rows.
-template <TensorType T>
+template <TensorType T, bool kUnpacked>
 KITE_AVX512 inline void load_levels(const uint8_t* sb, int p, __m512i& lo, __m512i& hi) {
+    if constexpr (kUnpacked) {
+        lo = _mm512_loadu_si512(sb + 128 * p);
+        hi = _mm512_loadu_si512(sb + 128 * p + 64);
+        return;
+    }
     constexpr KLayout l = k_layout(T, kRows);
     const __m512i v = _mm512_loadu_si512(sb + 64 * p);
     const __m512i mask = _mm512_set1_epi8(0x0f);
@@ -203,9 +219,9 @@ KITE_AVX512 inline void load_levels(const uint8_t* sb, int p, __m512i& lo, __m51
 
 // Minimum pair k of a super-block for 16 rows as int16: (t = 2k, 2k + 1) of row r in lanes
 // 2r and 2r + 1. Q6_K's are its scales, interleaved here from two sub-blocks' rows.
-template <TensorType T>
+template <TensorType T, bool kUnpacked>
 KITE_AVX512 inline __m512i load_min_pair(const uint8_t* sb, int k) {
-    constexpr KLayout l = k_layout(T, kRows);
+    constexpr KLayout l = k_tile_layout<T, kUnpacked>();
     if constexpr (l.mins_are_scales) {
         const uint8_t* scales = sb + l.scale_offset() + 2 * k * kRows;
         const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(scales));
@@ -221,13 +237,14 @@ KITE_AVX512 inline __m512i load_min_pair(const uint8_t* sb, int k) {
 // G groups times C tokens of K-quant weights against Q8_K activations. Per sub-block, VNNI
 // sums of levels times activations, multiplied by the rows' scales into one int32 per (group,
 // token); per super-block, the minimums times the activations' sums of 16 or 32 values
-// (vpdpwssd), then both scaled to float once.
-template <TensorType T, int G, int C, bool kStream>
+// (vpdpwssd), then both scaled to float once. kUnpacked: the groups are unpacked
+// (unpacked_k_layout).
+template <TensorType T, int G, int C, bool kStream, bool kUnpacked = false>
 KITE_AVX512 void k_tile(const WeightMatrix& w, const uint8_t* groups, const uint8_t* act,
                         size_t act_bytes, int64_t g0, int64_t t0, float* y) {
-    constexpr KLayout l = k_layout(T, kRows);
+    constexpr KLayout l = k_tile_layout<T, kUnpacked>();
     constexpr int kPairs = l.pairs_per_sub_block();
-    const int64_t n_super = w.cols / kQK_K, group_stride = k_group_bytes(w, kRows);
+    const int64_t n_super = w.cols / kQK_K, group_stride = n_super * l.super_block_bytes();
     const BlockQ8_K* x[C];
     for (int c = 0; c < C; ++c)
         x[c] = reinterpret_cast<const BlockQ8_K*>(act + (t0 + c) * act_bytes);
@@ -251,7 +268,7 @@ KITE_AVX512 void k_tile(const WeightMatrix& w, const uint8_t* groups, const uint
                     if constexpr (kStream)
                         prefetch_part<l.super_block_bytes(), l.sub_blocks * kPairs, kFarAhead>(
                             sb[g] + l.super_block_bytes(), p);
-                    load_levels<T>(sb[g], p, lo[g], hi[g]);
+                    load_levels<T, kUnpacked>(sb[g], p, lo[g], hi[g]);
                 }
                 for (int c = 0; c < C; ++c) {
                     int32_t xa, xb;
@@ -281,7 +298,7 @@ KITE_AVX512 void k_tile(const WeightMatrix& w, const uint8_t* groups, const uint
             __m512i sums[C];
             for (int c = 0; c < C; ++c) sums[c] = _mm512_set1_epi32(min_pair_sums(x[c][b], l, k));
             for (int g = 0; g < G; ++g) {
-                const __m512i m = load_min_pair<T>(sb[g], k);
+                const __m512i m = load_min_pair<T, kUnpacked>(sb[g], k);
                 for (int c = 0; c < C; ++c)
                     mins[g][c] = _mm512_dpwssd_epi32(mins[g][c], m, sums[c]);
             }
@@ -338,8 +355,9 @@ KITE_AVX512 void convert_f16_to_f32(const uint16_t* src, float* dst, int64_t n) 
 }
 
 // The column pairs of `groups` BF16 groups to F32 groups of w.cols columns.
-KITE_AVX512 void widen_bf16_pairs(const WeightMatrix& w, const uint8_t* src, float* dst,
+KITE_AVX512 void widen_bf16_pairs(const WeightMatrix& w, const uint8_t* src, uint8_t* bytes,
                                   int64_t groups) {
+    auto* dst = reinterpret_cast<float*>(bytes);
     for (int64_t g = 0; g < groups; ++g, src += group_bytes(w, kRows), dst += kRows * w.cols)
         for (int64_t k = 0; k < w.cols; k += 2) {
             __m512 even, odd;
@@ -353,6 +371,10 @@ KITE_AVX512 void widen_bf16_pairs(const WeightMatrix& w, const uint8_t* src, flo
 // packed_gemm).
 constexpr int64_t kConvertTokens = 64;
 
+// Tokens from which quantized groups are unpacked to one level per byte once per call
+// (unpacked_layout), so that the tiles over the call's tokens unpack nothing.
+constexpr int64_t kUnpackTokens = 64;
+
 // ---- Tables ---------------------------------------------------------------------------------
 
 // Most tokens per tile: quantized tiles hold an int32 sum and a float accumulator per
@@ -365,8 +387,9 @@ constexpr int tile_tokens(TensorType t) {
 }
 
 // kWiden: BF16 tiles with FMA instead of vdpbf16ps (see bf16_widen_tile); kStream: the
-// prefetching quantized tiles (float types have none).
-template <TensorType T, bool kWiden, bool kStream, int G, int... C>
+// prefetching quantized tiles (float types have none); kUnpacked: the quantized tiles of
+// unpacked groups.
+template <TensorType T, bool kWiden, bool kStream, bool kUnpacked, int G, int... C>
 constexpr void fill_row(TileFn* row, std::integer_sequence<int, C...>) {
     if constexpr (kStream && is_float(T)) {
         return;
@@ -377,9 +400,9 @@ constexpr void fill_row(TileFn* row, std::integer_sequence<int, C...>) {
     } else if constexpr (is_float(T)) {
         ((row[C] = float_tile<T, G, C + 1>), ...);
     } else if constexpr (is_k_quant(T)) {
-        ((row[C] = k_tile<T, G, C + 1, kStream>), ...);
+        ((row[C] = k_tile<T, G, C + 1, kStream, kUnpacked>), ...);
     } else {
-        ((row[C] = quant_tile<T, G, C + 1, kStream>), ...);
+        ((row[C] = quant_tile<T, G, C + 1, kStream, kUnpacked>), ...);
     }
 }
 
@@ -387,12 +410,23 @@ template <TensorType T, bool kWiden = false>
 constexpr TileTable make_table() {
     TileTable t{tile_tokens(T), {}, {}};
     constexpr auto tokens = std::make_integer_sequence<int, tile_tokens(T)>{};
-    fill_row<T, kWiden, false, 1>(t.fn[0], tokens);
-    fill_row<T, kWiden, false, 2>(t.fn[1], tokens);
-    fill_row<T, kWiden, false, 4>(t.fn[2], tokens);
-    fill_row<T, kWiden, true, 1>(t.stream[0], tokens);
-    fill_row<T, kWiden, true, 2>(t.stream[1], tokens);
-    fill_row<T, kWiden, true, 4>(t.stream[2], tokens);
+    fill_row<T, kWiden, false, false, 1>(t.fn[0], tokens);
+    fill_row<T, kWiden, false, false, 2>(t.fn[1], tokens);
+    fill_row<T, kWiden, false, false, 4>(t.fn[2], tokens);
+    fill_row<T, kWiden, true, false, 1>(t.stream[0], tokens);
+    fill_row<T, kWiden, true, false, 2>(t.stream[1], tokens);
+    fill_row<T, kWiden, true, false, 4>(t.stream[2], tokens);
+    return t;
+}
+
+// The tiles of unpacked groups (no stream tiles: groups are unpacked for long prompts only).
+template <TensorType T>
+constexpr TileTable make_unpacked_table() {
+    TileTable t{tile_tokens(T), {}, {}};
+    constexpr auto tokens = std::make_integer_sequence<int, tile_tokens(T)>{};
+    fill_row<T, false, false, true, 1>(t.fn[0], tokens);
+    fill_row<T, false, false, true, 2>(t.fn[1], tokens);
+    fill_row<T, false, false, true, 4>(t.fn[2], tokens);
     return t;
 }
 
@@ -403,25 +437,91 @@ constexpr TileTable kQ8_0 = make_table<TensorType::Q8_0>(), kQ4_0 = make_table<T
                     kF16 = make_table<TensorType::F16>(), kBf16Dot = make_table<TensorType::BF16>(),
                     kBf16Widen = make_table<TensorType::BF16, true>();
 
+template <TensorType T>
+constexpr TileTable kUnpacked = make_unpacked_table<T>();
+
 int64_t tile_groups(int64_t n_tokens) {
     // One token (decode) streams weights: 4 groups give enough independent sums. Several
     // tokens reuse each weight register (see tile_tokens).
     return n_tokens == 1 ? 4 : 2;
 }
 
-void f16_to_f32(const WeightMatrix& w, const uint8_t* src, float* dst, int64_t groups) {
-    convert_f16_to_f32(reinterpret_cast<const uint16_t*>(src), dst, groups * kRows * w.cols);
+void f16_to_f32(const WeightMatrix& w, const uint8_t* src, uint8_t* dst, int64_t groups) {
+    convert_f16_to_f32(reinterpret_cast<const uint16_t*>(src), reinterpret_cast<float*>(dst),
+                       groups * kRows * w.cols);
+}
+
+int64_t f32_group_bytes(const WeightMatrix& w) {
+    return kRows * w.cols * static_cast<int64_t>(sizeof(float));
+}
+
+// `groups` groups of a plain quantized type unpacked to one level per byte (unpacked_layout;
+// Q8_0's levels are its weights with the top bit flipped).
+template <TensorType T>
+KITE_AVX512 void unpack_groups(const WeightMatrix& w, const uint8_t* src, uint8_t* dst,
+                               int64_t groups) {
+    constexpr QuantLayout from = quant_layout(T, kRows), to = unpacked_layout(T, kRows);
+    const int64_t n = groups * (w.cols / kQK);
+    const int64_t scale_bytes = to.block_bytes() - to.quant_bytes;
+    for (int64_t b = 0; b < n; ++b, src += from.block_bytes(), dst += to.block_bytes()) {
+        for (int p = 0; p < 4; ++p) {
+            __m512i lo, hi;
+            load_quads<T>(src, p, lo, hi);
+            _mm512_storeu_si512(dst + 128 * p, lo);
+            _mm512_storeu_si512(dst + 128 * p + 64, hi);
+        }
+        std::memcpy(dst + to.quant_bytes, src + from.quant_bytes, scale_bytes);
+    }
+}
+
+// `groups` K-quant groups unpacked to one level per byte (unpacked_k_layout).
+template <TensorType T>
+KITE_AVX512 void unpack_k_groups(const WeightMatrix& w, const uint8_t* src, uint8_t* dst,
+                                 int64_t groups) {
+    constexpr KLayout from = k_layout(T, kRows), to = unpacked_k_layout(T, kRows);
+    const int64_t n = groups * (w.cols / kQK_K);
+    const int64_t scale_bytes = from.super_block_bytes() - from.scale_offset();
+    for (int64_t b = 0; b < n;
+         ++b, src += from.super_block_bytes(), dst += to.super_block_bytes()) {
+        for (int p = 0; p < 32; ++p) {
+            __m512i lo, hi;
+            load_levels<T, false>(src, p, lo, hi);
+            _mm512_storeu_si512(dst + 128 * p, lo);
+            _mm512_storeu_si512(dst + 128 * p + 64, hi);
+        }
+        std::memcpy(dst + to.scale_offset(), src + from.scale_offset(), scale_bytes);
+    }
+}
+
+template <TensorType T>
+int64_t unpacked_group_bytes(const WeightMatrix& w) {
+    if constexpr (is_k_quant(T))
+        return w.cols / kQK_K * unpacked_k_layout(T, kRows).super_block_bytes();
+    else
+        return w.cols / kQK * unpacked_layout(T, kRows).block_bytes();
 }
 
 // F16 and widened BF16 groups run as F32 from this many tokens (it converted each weight
 // register n_tokens / 8 times).
-constexpr TilePlan plan(const TileTable& tiles, ToF32Fn to_f32 = nullptr) {
-    return {kRows, tile_groups, &tiles, to_f32, &kF32, kConvertTokens};
+constexpr TilePlan plan(const TileTable& tiles, ConvertFn to_f32 = nullptr) {
+    return {kRows, tile_groups, &tiles, to_f32, f32_group_bytes, &kF32, kConvertTokens};
 }
 
-constexpr TilePlan kPlanQ8_0 = plan(kQ8_0), kPlanQ4_0 = plan(kQ4_0), kPlanQ4_1 = plan(kQ4_1),
-                   kPlanQ5_0 = plan(kQ5_0), kPlanQ4_K = plan(kQ4_K), kPlanQ5_K = plan(kQ5_K),
-                   kPlanQ6_K = plan(kQ6_K), kPlanF32 = plan(kF32),
+// Quantized groups are unpacked from kUnpackTokens tokens.
+template <TensorType T>
+constexpr TilePlan unpacking_plan(const TileTable& tiles) {
+    constexpr ConvertFn unpack = is_k_quant(T) ? unpack_k_groups<T> : unpack_groups<T>;
+    return {kRows,         tile_groups,  &tiles, unpack, unpacked_group_bytes<T>,
+            &kUnpacked<T>, kUnpackTokens};
+}
+
+constexpr TilePlan kPlanQ8_0 = unpacking_plan<TensorType::Q8_0>(kQ8_0),
+                   kPlanQ4_0 = unpacking_plan<TensorType::Q4_0>(kQ4_0),
+                   kPlanQ4_1 = unpacking_plan<TensorType::Q4_1>(kQ4_1),
+                   kPlanQ5_0 = unpacking_plan<TensorType::Q5_0>(kQ5_0),
+                   kPlanQ4_K = unpacking_plan<TensorType::Q4_K>(kQ4_K),
+                   kPlanQ5_K = unpacking_plan<TensorType::Q5_K>(kQ5_K),
+                   kPlanQ6_K = unpacking_plan<TensorType::Q6_K>(kQ6_K), kPlanF32 = plan(kF32),
                    kPlanF16 = plan(kF16, f16_to_f32), kPlanBf16Dot = plan(kBf16Dot),
                    kPlanBf16Widen = plan(kBf16Widen, widen_bf16_pairs);
 

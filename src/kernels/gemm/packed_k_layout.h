@@ -18,6 +18,8 @@
 //   mins      int8, 4 pairs of 32-value minimums x R rows x 2 (the pair of row r at 2r);
 //             none for Q6_K, whose minimums are its scales
 //   d, dmin   f16, R each
+// Unpacked (groups converted per call for long prompts, packed_gemm.h): nibbles and high bits
+// replaced by the levels, one byte each, 64 quads x R rows x 4 bytes; the rest as packed.
 // Rows past the matrix's last row in the last group are zero.
 #pragma once
 
@@ -36,13 +38,14 @@ constexpr bool is_k_quant(TensorType t) {
 
 // One K-quant type's packed super-block for groups of `rows` rows.
 struct KLayout {
-    int64_t rows;          // R
-    int bits;              // 4, 5 or 6
-    int sub_blocks;        // 8 (32 values each) or 16 (16 values each), a minimum each
-    int64_t high_regs;     // registers of high bits: 0, 8 or 16
-    bool mins_are_scales;  // Q6_K: minimum t is scale t (with dmin = 32 d), so none is stored
+    int64_t rows;           // R
+    int bits;               // 4, 5 or 6
+    int sub_blocks;         // 8 (32 values each) or 16 (16 values each), a minimum each
+    int64_t high_regs;      // registers of high bits: 0, 8 or 16
+    bool mins_are_scales;   // Q6_K: minimum t is scale t (with dmin = 32 d), so none is stored
+    bool unpacked = false;  // levels one per byte (then high_regs is 0)
 
-    constexpr int64_t nibble_bytes() const { return 128 * rows; }
+    constexpr int64_t nibble_bytes() const { return (unpacked ? 256 : 128) * rows; }
     constexpr int64_t high_offset() const { return nibble_bytes(); }
     constexpr int64_t scale_offset() const { return high_offset() + high_regs * 4 * rows; }
     constexpr int64_t min_offset() const { return scale_offset() + sub_blocks * rows; }
@@ -61,6 +64,14 @@ constexpr KLayout k_layout(TensorType t, int64_t rows) {
     if (t == TensorType::Q6_K) return {rows, 6, 16, 16, true};
     if (t == TensorType::Q5_K) return {rows, 5, 8, 8, false};
     return {rows, 4, 8, 0, false};
+}
+
+// The layout of t's groups unpacked to one level per byte.
+constexpr KLayout unpacked_k_layout(TensorType t, int64_t rows) {
+    KLayout l = k_layout(t, rows);
+    l.high_regs = 0;
+    l.unpacked = true;
+    return l;
 }
 
 // The activations' sums that minimum pair k multiplies, as the two int16 halves of one word

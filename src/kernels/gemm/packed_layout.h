@@ -16,6 +16,8 @@
 //               Q5_0 then: R rows x 4 bytes of fifth bits, bit k for quad k
 //     d[R]      f16 scales of the R rows' blocks
 //     m[R]      f16 minimums (Q4_1 only)
+//   Unpacked (Q4_0/Q4_1/Q5_0 groups converted per call for long prompts, packed_gemm.h): the
+//     same blocks with q as Q8_0's, 8 quads x R rows x 4 levels, one byte each.
 //   K-quants: see packed_k_layout.h.
 //   F32, F16: per group, per column, the R rows' values in the file's type.
 //   BF16: per group, per column pair, the R rows' two values (an odd last column is padded).
@@ -51,6 +53,12 @@ constexpr int level_offset(TensorType t) {
 constexpr QuantLayout quant_layout(TensorType t, int64_t rows) {
     const int64_t bytes = t == TensorType::Q8_0 ? 32 : t == TensorType::Q5_0 ? 20 : 16;
     return {rows, bytes * rows, t == TensorType::Q4_1};
+}
+
+// The layout of groups unpacked to one level per byte (Q4_0, Q4_1 and Q5_0): a tile then
+// loads each weight register as it is, with nothing to unpack per token tile.
+constexpr QuantLayout unpacked_layout(TensorType t, int64_t rows) {
+    return {rows, 32 * rows, t == TensorType::Q4_1};
 }
 
 constexpr bool is_float(TensorType t) {
