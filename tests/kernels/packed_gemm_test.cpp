@@ -135,10 +135,13 @@ TEST(PackedGemm, EveryIsaAndTypeMatchesReference) {
             for (int64_t rows : {1, 7, 9, 17, 33})
                 for (int64_t cols : column_counts(type)) {
                     const TestMatrix m(type, rows, cols, *k, rng);
-                    // 70: past the token count from which float groups are converted to F32.
+                    // From 16 (AVX2) or 64 (AVX-512) tokens quantized groups are unpacked, and
+                    // from 64 float groups converted to F32: 17 and 64..71 end those calls'
+                    // tiles with every remainder of 3, 4 and 6 tokens.
                     const std::vector<int64_t> token_counts =
                         cols >= 4096 ? std::vector<int64_t>{1, 5, 70}
-                                     : std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 64, 70};
+                                     : std::vector<int64_t>{1,  2,  3,  4,  5,  6,  7,  8,  9, 13,
+                                                            17, 64, 65, 66, 67, 68, 69, 70, 71};
                     for (int64_t T : token_counts) {
                         const std::vector<float> x = random_floats(T * cols, rng);
                         std::vector<float> y(T * rows);
@@ -271,7 +274,7 @@ TEST(PackedGemm, ExtremeQuantsDoNotSaturate) {
               TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
             const PackedKernels& k = *packed_kernels(type, isa);
             const TestMatrix m(type, rows, cols, k, extreme_blocks(type, rows, cols, rng));
-            for (int64_t T : {1, 4}) {
+            for (int64_t T : {1, 4, 64}) {  // 64: the unpacked groups' tiles
                 // Each activation block all +-1 (every quant +-127), or all +1 (every quant +127:
                 // the largest sums of levels times quants; for the K-quants' 256-value blocks,
                 // all of one sign: -127 each).
