@@ -64,6 +64,12 @@ struct Type<TensorType::Q4_0> {  // unpacked to its signed weights, level - 8
     static const PackedKernels& base() { return avx512::q4_0; }
 };
 template <>
+struct Type<TensorType::Q5_0> {  // unpacked to its signed weights, level - 16
+    static constexpr int kCols = 32;
+    static constexpr bool kSigned = true, kMin = false;
+    static const PackedKernels& base() { return avx512::q5_0; }
+};
+template <>
 struct Type<TensorType::Q4_1> {
     static constexpr int kCols = 32;
     static constexpr bool kSigned = false, kMin = true;
@@ -157,10 +163,21 @@ KITE_AMX void unpack_blocks(const WeightMatrix& w, const uint8_t* group, Unpacke
             std::memcpy(dst, parts.q(b), 32 * kRows);
         else
             for (int p = 0; p < 4; ++p) unpack_pair(parts.q(b) + 64 * p, dst + 128 * p);
-        if constexpr (T == TensorType::Q4_0)  // signed weights: no offset term to scale
-            for (int i = 0; i < 8; ++i)
-                _mm512_storeu_si512(dst + 64 * i, _mm512_sub_epi8(_mm512_loadu_si512(dst + 64 * i),
-                                                                  _mm512_set1_epi8(8)));
+        if constexpr (T == TensorType::Q5_0) {  // 16 more where quad i's fifth bit (bit i) is set
+            const __m512i high = _mm512_loadu_si512(parts.q(b) + 16 * kRows);
+            for (int i = 0; i < 8; ++i) {
+                const __mmask64 set =
+                    _mm512_test_epi8_mask(high, _mm512_set1_epi8(static_cast<char>(1 << i)));
+                const __m512i level = _mm512_loadu_si512(dst + 64 * i);
+                _mm512_storeu_si512(dst + 64 * i,
+                                    _mm512_mask_add_epi8(level, set, level, _mm512_set1_epi8(16)));
+            }
+        }
+        if constexpr (level_offset(T) != 0 && T != TensorType::Q8_0)  // signed weights: no
+            for (int i = 0; i < 8; ++i)                               // offset term to scale
+                _mm512_storeu_si512(dst + 64 * i,
+                                    _mm512_sub_epi8(_mm512_loadu_si512(dst + 64 * i),
+                                                    _mm512_set1_epi8(level_offset(T))));
         const __m512 d =
             _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(parts.d(b))));
         _mm512_storeu_ps(u.scale + 16 * b, d);
@@ -405,10 +422,10 @@ constexpr PackedKernels same() {
 const PackedKernels f32 = same<avx512::f32>();
 const PackedKernels f16 = same<avx512::f16>();
 const PackedKernels bf16 = same<avx512::bf16>();
-const PackedKernels q5_0 = same<avx512::q5_0>();
 const PackedKernels q8_0 = tiled<TensorType::Q8_0>();
 const PackedKernels q4_0 = tiled<TensorType::Q4_0>();
 const PackedKernels q4_1 = tiled<TensorType::Q4_1>();
+const PackedKernels q5_0 = tiled<TensorType::Q5_0>();
 const PackedKernels q4_k = tiled<TensorType::Q4_K>();
 const PackedKernels q5_k = tiled<TensorType::Q5_K>();
 const PackedKernels q6_k = tiled<TensorType::Q6_K>();
