@@ -23,11 +23,12 @@ struct RowState {
         : o(rows * d, 0.0f), m(rows, -std::numeric_limits<float>::infinity()), l(rows, 0.0f) {}
 };
 
-TEST(TileBlock, Avx512MatchesScalarReference) {
-    if (detected_isa() < Isa::Avx512) GTEST_SKIP() << "no AVX-512";
+// A level's tile kernel against the scalar one, for head dimensions that are multiples of
+// `step` (the level's vector width).
+void expect_tile_block_matches_scalar(TileBlockFn simd_block, int64_t step) {
     std::mt19937 rng(21);
     std::normal_distribution<float> normal(0.0f, 1.0f);
-    for (int64_t d : {16, 64, 80, 128, 256})
+    for (int64_t d : {step, int64_t{64}, int64_t{80}, int64_t{128}, int64_t{256}})
         for (int64_t rows : {1, 6, 13}) {
             // Three blocks of positions 0..191; row r's range differs per row.
             const int64_t n_blocks = 3;
@@ -50,7 +51,7 @@ TEST(TileBlock, Avx512MatchesScalarReference) {
                 for (int64_t b = 0; b < n_blocks; ++b) {
                     const KeyBlock block{kt.data() + b * d * kTileKeys,
                                          v.data() + b * kTileKeys * d, b * kTileKeys};
-                    (state == &scalar ? tile_block_scalar : tile_block_avx512)(tile, block);
+                    (state == &scalar ? tile_block_scalar : simd_block)(tile, block);
                 }
             }
             for (int64_t r = 0; r < rows; ++r) {
@@ -64,18 +65,37 @@ TEST(TileBlock, Avx512MatchesScalarReference) {
         }
 }
 
+TEST(TileBlock, Avx512MatchesScalarReference) {
+    if (detected_isa() < Isa::Avx512) GTEST_SKIP() << "no AVX-512";
+    expect_tile_block_matches_scalar(tile_block_avx512, 16);
+}
+
+TEST(TileBlock, Avx2MatchesScalarReference) {
+    if (detected_isa() < Isa::Avx2) GTEST_SKIP() << "no AVX2";
+    expect_tile_block_matches_scalar(tile_block_avx2, 8);
+}
+
 // F16 rows converted in registers equal the scalar conversion, for normal, subnormal, zero,
 // infinite and negative halves; other types go through it.
-TEST(TileBlock, Avx512RowsMatchDequantizeRow) {
-    if (detected_isa() < Isa::Avx512) GTEST_SKIP() << "no AVX-512";
+void expect_rows_match_dequantize_row(KvRowFn row) {
     std::vector<uint16_t> halves(64);
     for (size_t i = 0; i < halves.size(); ++i)
         halves[i] = static_cast<uint16_t>((i * 1031 + 1) & 0xfbff);  // no NaN
     halves[0] = 0x0001, halves[1] = 0x7c00, halves[2] = 0x8000, halves[3] = 0xbc00;
     std::vector<float> expected(64), out(64);
     dequantize_row(TensorType::F16, halves.data(), expected.data(), 64);
-    kv_row_avx512(TensorType::F16, halves.data(), out.data(), 64);
+    row(TensorType::F16, halves.data(), out.data(), 64);
     for (size_t i = 0; i < 64; ++i) ASSERT_EQ(out[i], expected[i]) << i;
+}
+
+TEST(TileBlock, Avx512RowsMatchDequantizeRow) {
+    if (detected_isa() < Isa::Avx512) GTEST_SKIP() << "no AVX-512";
+    expect_rows_match_dequantize_row(kv_row_avx512);
+}
+
+TEST(TileBlock, Avx2RowsMatchDequantizeRow) {
+    if (detected_isa() < Isa::Avx2) GTEST_SKIP() << "no AVX2";
+    expect_rows_match_dequantize_row(kv_row_avx2);
 }
 #endif
 

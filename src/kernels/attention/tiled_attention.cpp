@@ -118,6 +118,8 @@ TileKernels choose_tile_kernels(int64_t head_dim) {
 #if defined(__x86_64__)
     if (active_isa() >= Isa::Avx512 && head_dim % 16 == 0 && head_dim <= kMaxHeadDim)
         return {tile_block_avx512, kv_row_avx512};
+    if (active_isa() >= Isa::Avx2 && head_dim % 8 == 0 && head_dim <= kMaxHeadDim)
+        return {tile_block_avx2, kv_row_avx2};
 #else
     (void)head_dim;
 #endif

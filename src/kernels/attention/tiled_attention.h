@@ -42,6 +42,13 @@ struct TileRows {
     float* l;
 };
 
+// Row positions lo..hi of a block (lo > hi: none) as one bit each (the SIMD tile kernels).
+inline uint64_t position_bits(int64_t lo, int64_t hi) {
+    if (lo > hi) return 0;
+    const uint64_t ones = hi - lo == 63 ? ~uint64_t{0} : (uint64_t{1} << (hi - lo + 1)) - 1;
+    return ones << lo;
+}
+
 // One key block's step of the online softmax, for every row of a tile.
 using TileBlockFn = void (*)(const TileRows& rows, const KeyBlock& block);
 // n values of a KV row of `type` as floats (quant/convert.h's dequantize_row, or faster).
@@ -60,6 +67,9 @@ void tile_block_scalar(const TileRows& rows, const KeyBlock& block);
 void tile_block_avx512(const TileRows& rows, const KeyBlock& block);
 // F16 rows converted 16 values an instruction; the other types through dequantize_row.
 void kv_row_avx512(TensorType type, const void* src, float* dst, size_t n);
+// The same with 256-bit registers: head_dim a multiple of 8, F16 rows 8 values at a time.
+void tile_block_avx2(const TileRows& rows, const KeyBlock& block);
+void kv_row_avx2(TensorType type, const void* src, float* dst, size_t n);
 #endif
 
 // The SIMD tile kernels this CPU (under set_isa_cap) has for the head dimension; null

@@ -54,13 +54,6 @@ using ScoreRows = void (*)(const float*, int64_t, const float*, Scores*);
 constexpr ScoreRows kScoreRowsFns[kScoreRows] = {score_rows<1>, score_rows<2>, score_rows<3>,
                                                  score_rows<4>};
 
-// Row positions lo..hi of the block (lo > hi: none) as one bit each.
-uint64_t position_bits(int64_t lo, int64_t hi) {
-    if (lo > hi) return 0;
-    const uint64_t ones = hi - lo == 63 ? ~uint64_t{0} : (uint64_t{1} << (hi - lo + 1)) - 1;
-    return ones << lo;
-}
-
 // One row's softmax step: its scores s at the positions `bits` become exp(s - m') (the others
 // zeros), where m' is the new running maximum; m, l are updated; returns exp(m - m'), the
 // factor its earlier sums are scaled by.
