@@ -1,7 +1,7 @@
 // The AVX-512 tile kernel: a block's scores for 4 rows at a time, each key vector loaded once
 // for the 4 rows, with no sums across lanes (the keys are transposed); then each row's online
-// softmax step on its 64 scores, and the weighted values added to the rows' sums, each value
-// vector loaded once for the rows whose sums fit in registers beside it.
+// softmax step on its 64 scores, and the weighted values added to the rows' sums 64 columns at
+// a time, each value vector loaded once for the 4 rows.
 // GCC 12's AVX-512 headers trip -Wuninitialized where inlined (GCC bug 105593).
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -13,10 +13,8 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <limits>
-#include <utility>
 
 #include "kernels/ops/exp_avx512.h"
 #include "quant/convert.h"
@@ -29,7 +27,7 @@ namespace {
 
 constexpr int kScoreRows = 4;                  // 16 score sums in registers
 constexpr int kKeyVecs = int(kTileKeys / 16);  // vectors of one row's block of scores
-constexpr int kMaxValueVecs = int(kMaxHeadDim / 16);
+constexpr int kChunkVecs = 4;  // value columns per pass: 4 rows x 4 sums, 4 values, a weight
 using Scores = float[kTileKeys];
 
 // s[r] = q_r . K for R rows (q's rows head_dim apart) and the block's 64 positions.
@@ -86,51 +84,47 @@ KITE_AVX512 float softmax_step(float* s, uint64_t bits, float& m, float& l) {
     return correction;
 }
 
-// o_r = o_r * correction[r] + sum over positions j0..j1-1 of w[r][j] V[j], for R rows of NV
-// vectors: the sums stay in registers for the whole block.
+// o_r = o_r * correction[r] + sum over positions j0..j1-1 of w[r][j] V[j], for R rows and NV
+// vectors of columns (o and V rows d apart, both from the chunk's first column): the sums
+// stay in registers for the whole block.
 template <int R, int NV>
-KITE_AVX512 void add_rows(const Scores* w, const float* correction, const float* v, int64_t j0,
-                          int64_t j1, float* o) {
+KITE_AVX512 void add_rows(const Scores* w, const float* correction, const float* v, int64_t d,
+                          int64_t j0, int64_t j1, float* o) {
     __m512 acc[R][NV];
     for (int r = 0; r < R; ++r)
         for (int i = 0; i < NV; ++i)
-            acc[r][i] = _mm512_mul_ps(_mm512_loadu_ps(o + r * 16 * NV + 16 * i),
-                                      _mm512_set1_ps(correction[r]));
+            acc[r][i] =
+                _mm512_mul_ps(_mm512_loadu_ps(o + r * d + 16 * i), _mm512_set1_ps(correction[r]));
     for (int64_t j = j0; j < j1; ++j) {
         __m512 x[NV];
-        for (int i = 0; i < NV; ++i) x[i] = _mm512_loadu_ps(v + j * 16 * NV + 16 * i);
+        for (int i = 0; i < NV; ++i) x[i] = _mm512_loadu_ps(v + j * d + 16 * i);
         for (int r = 0; r < R; ++r) {
             const __m512 wj = _mm512_set1_ps(w[r][j]);
             for (int i = 0; i < NV; ++i) acc[r][i] = _mm512_fmadd_ps(wj, x[i], acc[r][i]);
         }
     }
     for (int r = 0; r < R; ++r)
-        for (int i = 0; i < NV; ++i) _mm512_storeu_ps(o + r * 16 * NV + 16 * i, acc[r][i]);
+        for (int i = 0; i < NV; ++i) _mm512_storeu_ps(o + r * d + 16 * i, acc[r][i]);
 }
 
-// The values of a group of g <= kScoreRows rows, as many rows together as fit in registers
-// (4 rows of 4 vectors, 2 of 8, 1 of 16) beside a row of values.
+// The values of a group of g <= kScoreRows rows over one chunk of NV <= kChunkVecs vectors of
+// columns, 4 rows at a time: each value vector is loaded once for the group. (A whole row of
+// a 256-wide head, one row a pass, read its block's 64 KiB of values once per row, from L2.)
 template <int NV>
-KITE_AVX512 void add_group(const Scores* w, const float* correction, const float* v, int64_t j0,
-                           int64_t j1, float* o, int g) {
-    constexpr int R = NV <= 4 ? 4 : NV <= 8 ? 2 : 1;
-    int r = 0;
-    for (; r + R <= g; r += R) add_rows<R, NV>(w + r, correction + r, v, j0, j1, o + r * 16 * NV);
-    for (; r < g; ++r) add_rows<1, NV>(w + r, correction + r, v, j0, j1, o + r * 16 * NV);
+KITE_AVX512 void add_chunk(const Scores* w, const float* correction, const float* v, int64_t d,
+                           int64_t j0, int64_t j1, float* o, int g) {
+    if (g == kScoreRows) return add_rows<kScoreRows, NV>(w, correction, v, d, j0, j1, o);
+    for (int r = 0; r < g; ++r) add_rows<1, NV>(w + r, correction + r, v, d, j0, j1, o + r * d);
 }
 
-using AddGroup = void (*)(const Scores*, const float*, const float*, int64_t, int64_t, float*, int);
-template <size_t... I>
-constexpr std::array<AddGroup, sizeof...(I)> add_group_table(std::index_sequence<I...>) {
-    return {add_group<int(I) + 1>...};
-}
-constexpr auto kAddGroup = add_group_table(std::make_index_sequence<kMaxValueVecs>());
+using AddChunk = void (*)(const Scores*, const float*, const float*, int64_t, int64_t, int64_t,
+                          float*, int);
+constexpr AddChunk kAddChunk[kChunkVecs] = {add_chunk<1>, add_chunk<2>, add_chunk<3>, add_chunk<4>};
 
 }  // namespace
 
 KITE_AVX512 void tile_block_avx512(const TileRows& rows, const KeyBlock& block) {
-    const int64_t d = rows.head_dim;
-    const AddGroup add = kAddGroup[size_t(d / 16 - 1)];
+    const int64_t d = rows.head_dim, vecs = d / 16;
     alignas(64) Scores s[kScoreRows];
     float correction[kScoreRows];
     uint64_t bits[kScoreRows];
@@ -147,8 +141,12 @@ KITE_AVX512 void tile_block_avx512(const TileRows& rows, const KeyBlock& block) 
         kScoreRowsFns[g - 1](rows.q + r0 * d, d, block.kt, s);
         for (int r = 0; r < g; ++r)
             correction[r] = softmax_step(s[r], bits[r], rows.m[r0 + r], rows.l[r0 + r]);
-        add(s, correction, block.v, __builtin_ctzll(any), 64 - __builtin_clzll(any),
-            rows.o + r0 * d, g);
+        const int64_t j0 = __builtin_ctzll(any), j1 = 64 - __builtin_clzll(any);
+        for (int64_t i = 0; i < vecs; i += kChunkVecs) {
+            const int64_t n = std::min<int64_t>(kChunkVecs, vecs - i);
+            kAddChunk[n - 1](s, correction, block.v + 16 * i, d, j0, j1, rows.o + r0 * d + 16 * i,
+                             g);
+        }
     }
 }
 
