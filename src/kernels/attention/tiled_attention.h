@@ -8,6 +8,7 @@
 // a 4096-token prefill.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -42,11 +43,23 @@ struct TileRows {
     float* l;
 };
 
-// Row positions lo..hi of a block (lo > hi: none) as one bit each (the SIMD tile kernels).
-inline uint64_t position_bits(int64_t lo, int64_t hi) {
-    if (lo > hi) return 0;
-    const uint64_t ones = hi - lo == 63 ? ~uint64_t{0} : (uint64_t{1} << (hi - lo + 1)) - 1;
-    return ones << lo;
+// For the SIMD tile kernels: bits[r] holds, one bit per position of the block, the positions
+// row r0 + r of the tile reads, for g rows; returns their union.
+inline uint64_t group_position_bits(const TileRows& rows, const KeyBlock& block, int64_t r0, int g,
+                                    uint64_t* bits) {
+    uint64_t any = 0;
+    for (int r = 0; r < g; ++r) {
+        const int64_t lo = std::max<int64_t>(rows.first[r0 + r] - block.start, 0);
+        const int64_t hi = std::min<int64_t>(rows.last[r0 + r] - block.start, kTileKeys - 1);
+        if (lo > hi) {
+            bits[r] = 0;
+            continue;
+        }
+        const uint64_t ones = hi - lo == 63 ? ~uint64_t{0} : (uint64_t{1} << (hi - lo + 1)) - 1;
+        bits[r] = ones << lo;
+        any |= bits[r];
+    }
+    return any;
 }
 
 // One key block's step of the online softmax, for every row of a tile.

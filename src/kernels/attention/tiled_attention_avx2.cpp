@@ -141,13 +141,8 @@ KITE_AVX2 void tile_block_avx2(const TileRows& rows, const KeyBlock& block) {
     uint64_t bits[kGroupRows];
     for (int64_t r0 = 0; r0 < rows.rows; r0 += kGroupRows) {
         const int g = static_cast<int>(std::min<int64_t>(kGroupRows, rows.rows - r0));
-        uint64_t any = 0;  // the positions some row of the group reads
-        for (int r = 0; r < g; ++r) {
-            bits[r] =
-                position_bits(std::max<int64_t>(rows.first[r0 + r] - block.start, 0),
-                              std::min<int64_t>(rows.last[r0 + r] - block.start, kTileKeys - 1));
-            any |= bits[r];
-        }
+        // The positions some row of the group reads.
+        const uint64_t any = group_position_bits(rows, block, r0, g, bits);
         if (any == 0) continue;
         const float* q = rows.q + r0 * d;
         for (int r = 0; r < g; r += 2) {

@@ -45,13 +45,12 @@ constexpr int64_t kFarAhead = 12 * 1024;
 // Most tokens per tile. A quantized tile keeps per (group, token) an int32 (or i16) sum and a
 // float accumulator: 2 groups x 3 tokens, measured against 1 x 2..6 and 2 x 2 (AVX2 and
 // AVX-VNNI, Q4_0, Q4_1, Q8_0), was as fast as the best for each type and the fastest for Q8_0.
+// Tiles of unpacked groups (unpacked_layout) too: on Qwen2.5-Coder-0.5B (Q5_0) and the default
+// model (Q4_1) 1 x 4 measured the same, 1 x 6 and 2 x 4 0.9-0.95x, and Q5_0 alone at 1 x 4
+// 0.93x.
 // A float tile keeps an accumulator only: 2 x 6 (12 accumulators, 2 weights, a broadcast).
 constexpr int kQuantTokens = 3;
 constexpr int kFloatTokens = 6;
-
-// Most tokens per tile of unpacked groups (unpacked_layout): 2 x 3 again. On Qwen2.5-Coder-0.5B
-// (Q5_0) and the default model (Q4_1) 1 x 4 measured the same, 1 x 6 and 2 x 4 0.9-0.95x.
-constexpr int kUnpackedTokens = 3;
 
 // K-quant tiles keep an int32 sum, a partial sum and a float accumulator per (group, token):
 // 1 group x 4 tokens, and 2 x 1 for decode (k_tile_groups).
@@ -482,42 +481,21 @@ KITE_TILE_TARGET inline __m256i dpbusd(__m256i sum, __m256i u8, __m256i s8) {
 #undef KITE_TILE_TARGET
 }  // namespace evex
 
-// As for AVX2 (see kQuantTokens): int32 sums and accumulators of 2 x 3, plus the weights,
-// fit the 16 registers of the VEX encoding.
-int64_t tile_groups(int64_t n_tokens) {
-    return n_tokens == 1 ? 4 : 2;
-}
-
 struct VnniPlans {
     TilePlan q8_0, q4_0, q4_1, q5_0, q4_k, q5_k, q6_k;
 };
 
-constexpr TilePlan vnni_plan(const TileTable& tiles) {
-    return {kRows, tile_groups, &tiles, nullptr, nullptr, nullptr, 0};
-}
-
-template <TensorType T>
-constexpr TilePlan vnni_unpacking_plan(const TileTable& tiles, const TileTable& unpacked) {
-    return {kRows,     tile_groups,  &tiles, unpack_groups<T>, unpacked_group_bytes<T>,
-            &unpacked, kUnpackTokens};
-}
-
-template <TensorType T>
-constexpr TilePlan vnni_k_plan(const TileTable& tiles, const TileTable& unpacked) {
-    return {
-        kRows,     k_tile_groups, &tiles, avx2::unpack_k_groups<T>, avx2::unpacked_k_group_bytes<T>,
-        &unpacked, kUnpackTokens};
-}
-
-// The plans of one encoding's tiles.
-#define KITE_VNNI_PLANS(E)                                                                      \
-    {                                                                                           \
-        vnni_plan(E::kQ8_0), vnni_unpacking_plan<TensorType::Q4_0>(E::kQ4_0, E::kUnpackedQ4_0), \
-            vnni_unpacking_plan<TensorType::Q4_1>(E::kQ4_1, E::kUnpackedQ4_1),                  \
-            vnni_unpacking_plan<TensorType::Q5_0>(E::kQ5_0, E::kUnpackedQ5_0),                  \
-            vnni_k_plan<TensorType::Q4_K>(E::kQ4_K, E::kUnpackedQ4_K),                          \
-            vnni_k_plan<TensorType::Q5_K>(E::kQ5_K, E::kUnpackedQ5_K),                          \
-            vnni_k_plan<TensorType::Q6_K>(E::kQ6_K, E::kUnpackedQ6_K)                           \
+// The plans of one encoding's tiles: as AVX2's (int32 sums and accumulators of 2 x 3, plus
+// the weights, fit the 16 registers of the VEX encoding too).
+#define KITE_VNNI_PLANS(E)                                                      \
+    {                                                                           \
+        avx2::quant_plan(E::kQ8_0),                                             \
+            avx2::unpacking_plan<TensorType::Q4_0>(E::kQ4_0, E::kUnpackedQ4_0), \
+            avx2::unpacking_plan<TensorType::Q4_1>(E::kQ4_1, E::kUnpackedQ4_1), \
+            avx2::unpacking_plan<TensorType::Q5_0>(E::kQ5_0, E::kUnpackedQ5_0), \
+            avx2::k_plan<TensorType::Q4_K>(E::kQ4_K, E::kUnpackedQ4_K),         \
+            avx2::k_plan<TensorType::Q5_K>(E::kQ5_K, E::kUnpackedQ5_K),         \
+            avx2::k_plan<TensorType::Q6_K>(E::kQ6_K, E::kUnpackedQ6_K)          \
     }
 constexpr VnniPlans kVex = KITE_VNNI_PLANS(vex), kEvex = KITE_VNNI_PLANS(evex);
 #undef KITE_VNNI_PLANS
@@ -707,18 +685,30 @@ const PackedKernels bf16{Isa::AvxVnni,
                          prepare_bf16_widened_activation,
                          avx2::float_tile_groups,
                          avx2::gemm<avx2::kPlanBf16>};
-const PackedKernels q8_0{Isa::AvxVnni,        kRows,
-                         q8_activation_bytes, quantize_packed<BlockQ8Sum>,
-                         tile_groups,         gemm<&VnniPlans::q8_0>};
-const PackedKernels q4_0{Isa::AvxVnni,        kRows,
-                         q8_activation_bytes, quantize_packed<BlockQ8Sum>,
-                         tile_groups,         gemm<&VnniPlans::q4_0>};
-const PackedKernels q4_1{Isa::AvxVnni,        kRows,
-                         q8_activation_bytes, quantize_packed<BlockQ8_1>,
-                         tile_groups,         gemm<&VnniPlans::q4_1>};
-const PackedKernels q5_0{Isa::AvxVnni,        kRows,
-                         q8_activation_bytes, quantize_packed<BlockQ8Sum>,
-                         tile_groups,         gemm<&VnniPlans::q5_0>};
+const PackedKernels q8_0{Isa::AvxVnni,
+                         kRows,
+                         q8_activation_bytes,
+                         quantize_packed<BlockQ8Sum>,
+                         avx2::quant_tile_groups,
+                         gemm<&VnniPlans::q8_0>};
+const PackedKernels q4_0{Isa::AvxVnni,
+                         kRows,
+                         q8_activation_bytes,
+                         quantize_packed<BlockQ8Sum>,
+                         avx2::quant_tile_groups,
+                         gemm<&VnniPlans::q4_0>};
+const PackedKernels q4_1{Isa::AvxVnni,
+                         kRows,
+                         q8_activation_bytes,
+                         quantize_packed<BlockQ8_1>,
+                         avx2::quant_tile_groups,
+                         gemm<&VnniPlans::q4_1>};
+const PackedKernels q5_0{Isa::AvxVnni,
+                         kRows,
+                         q8_activation_bytes,
+                         quantize_packed<BlockQ8Sum>,
+                         avx2::quant_tile_groups,
+                         gemm<&VnniPlans::q5_0>};
 const PackedKernels q4_k{Isa::AvxVnni,  kRows,         k_activation_bytes,
                          quantize_q8_k, k_tile_groups, gemm<&VnniPlans::q4_k>};
 const PackedKernels q5_k{Isa::AvxVnni,  kRows,         k_activation_bytes,

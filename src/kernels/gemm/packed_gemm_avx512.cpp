@@ -408,27 +408,20 @@ constexpr void fill_row(TileFn* row, std::integer_sequence<int, C...>) {
     }
 }
 
-template <TensorType T, bool kWiden = false>
+// kUnpacked: the quantized tiles of unpacked groups, which have no stream tiles (groups are
+// unpacked for long calls only).
+template <TensorType T, bool kWiden = false, bool kUnpacked = false>
 constexpr TileTable make_table() {
     TileTable t{tile_tokens(T), {}, {}};
     constexpr auto tokens = std::make_integer_sequence<int, tile_tokens(T)>{};
-    fill_row<T, kWiden, false, false, 1>(t.fn[0], tokens);
-    fill_row<T, kWiden, false, false, 2>(t.fn[1], tokens);
-    fill_row<T, kWiden, false, false, 4>(t.fn[2], tokens);
-    fill_row<T, kWiden, true, false, 1>(t.stream[0], tokens);
-    fill_row<T, kWiden, true, false, 2>(t.stream[1], tokens);
-    fill_row<T, kWiden, true, false, 4>(t.stream[2], tokens);
-    return t;
-}
-
-// The tiles of unpacked groups (no stream tiles: groups are unpacked for long prompts only).
-template <TensorType T>
-constexpr TileTable make_unpacked_table() {
-    TileTable t{tile_tokens(T), {}, {}};
-    constexpr auto tokens = std::make_integer_sequence<int, tile_tokens(T)>{};
-    fill_row<T, false, false, true, 1>(t.fn[0], tokens);
-    fill_row<T, false, false, true, 2>(t.fn[1], tokens);
-    fill_row<T, false, false, true, 4>(t.fn[2], tokens);
+    fill_row<T, kWiden, false, kUnpacked, 1>(t.fn[0], tokens);
+    fill_row<T, kWiden, false, kUnpacked, 2>(t.fn[1], tokens);
+    fill_row<T, kWiden, false, kUnpacked, 4>(t.fn[2], tokens);
+    if constexpr (!kUnpacked) {
+        fill_row<T, kWiden, true, false, 1>(t.stream[0], tokens);
+        fill_row<T, kWiden, true, false, 2>(t.stream[1], tokens);
+        fill_row<T, kWiden, true, false, 4>(t.stream[2], tokens);
+    }
     return t;
 }
 
@@ -440,7 +433,7 @@ constexpr TileTable kQ8_0 = make_table<TensorType::Q8_0>(), kQ4_0 = make_table<T
                     kBf16Widen = make_table<TensorType::BF16, true>();
 
 template <TensorType T>
-constexpr TileTable kUnpacked = make_unpacked_table<T>();
+constexpr TileTable kUnpacked = make_table<T, false, true>();
 
 int64_t tile_groups(int64_t n_tokens) {
     // One token (decode) streams weights: 4 groups give enough independent sums. Several
