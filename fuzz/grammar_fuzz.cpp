@@ -6,6 +6,8 @@
 // (every string of 1 to 3 bytes over 16 bytes of JSON and UTF-8, with the fast paths, byte
 // runs and the grouped walk, engaged wherever they apply), and the two must be equal. A
 // JsonKeyGuard follows the same tokens: it may only take tokens out of a mask, never all.
+// The shortest completion is 0 exactly where the matcher may stop, and each token
+// keep_shortest keeps is allowed and brings it closer by the token's length.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -96,6 +98,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             any_guarded |= guarded[w] != 0;
         }
         if (any && !any_guarded) std::abort();  // the guard left nothing
+        const uint64_t left = m.completion_length();
+        if ((left == 0) != m.can_stop()) std::abort();
+        std::vector<uint64_t> shortest = mask;
+        m.keep_shortest(trie, shortest);
+        for (size_t t = 0; t < vocab.bytes.size(); ++t) {
+            if (!((shortest[t >> 6] >> (t & 63)) & 1)) continue;
+            if (!((mask[t >> 6] >> (t & 63)) & 1)) std::abort();  // kept a refused token
+            if (!m.advance(vocab.bytes[t])) std::abort();
+            if (m.completion_length() + vocab.bytes[t].size() != left) std::abort();
+            m.rollback(1);
+        }
         if (!m.advance(input.substr(i, 2))) break;
         plain.advance(input.substr(i, 2));
         guard.feed(input.substr(i, 2));

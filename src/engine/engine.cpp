@@ -326,7 +326,9 @@ void Engine::finish_text(Active& a, int32_t token, TokenEvent& ev) {
     Sequence& s = a.seq;
     if (!a.params.ignore_eos && tokenizer_.is_end_of_generation(token)) {
         ev.text = a.held + a.decoder.finish();
-        s.finish = FinishReason::EndOfText;
+        // An output its constraint closed to fit the budget was cut short: say so.
+        s.finish = a.constraint && a.constraint->closing() ? FinishReason::MaxTokens
+                                                           : FinishReason::EndOfText;
         return;
     }
     a.held += a.decoder.push(token);
@@ -380,6 +382,15 @@ void Engine::emit(Active& a, int32_t token, std::span<const float> row_logits) {
     ev.finish = s.finish;
 }
 
+// The tokens the sequence may still emit, this one included: max_tokens, and the context
+// unless a window slides.
+int64_t Engine::tokens_left(const Active& a) const {
+    const Sequence& s = a.seq;
+    const int64_t left = a.params.max_tokens - s.n_generated;
+    if (s.window.enabled()) return left;
+    return std::min(left, context_length_ - static_cast<int64_t>(s.tokens.size()));
+}
+
 // Samples the token after the verified ones from the first of `rows`; with a draft, row i
 // follows draft[0..i), so while the sampler keeps drafting's guesses the next row applies,
 // and the first disagreement (its replacement token) or the last row (a bonus token) ends
@@ -403,10 +414,15 @@ int64_t Engine::sample_tokens(Active& a, const ScheduledChunk& c, const float* r
             break;
         }
         // s.tokens holds the tokens accepted so far, so the penalties see them.
-        const DraftVerdict v = i < c.n_draft
-                                   ? verify_draft_token(a.sampler, row, s.tokens, s.draft[i])
-                                   : DraftVerdict{a.sampler.sample(row, s.tokens), false};
-        if (a.constraint) a.constraint->accept(v.token);
+        DraftVerdict v = i < c.n_draft ? verify_draft_token(a.sampler, row, s.tokens, s.draft[i])
+                                       : DraftVerdict{a.sampler.sample(row, s.tokens), false};
+        if (a.constraint && !a.constraint->accept_within(v.token, tokens_left(a))) {
+            // After this token the output could not be closed in the tokens left: it takes
+            // the shortest way to its end instead, so it still parses.
+            if (a.constraint->close(row, a.params.sampling.logit_bias))
+                v = {a.sampler.sample(row, s.tokens), false};
+            a.constraint->accept(v.token);
+        }
         emit(a, v.token, row);
         if (!v.accepted) break;
         accepted++;

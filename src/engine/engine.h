@@ -151,6 +151,7 @@ class Engine {
     void propose_drafts();
     void build_batch();
     void after_forward(const float* logits);
+    int64_t tokens_left(const Active& a) const;
     int64_t sample_tokens(Active& a, const ScheduledChunk& c, const float* logits);
     void emit(Active& a, int32_t token, std::span<const float> row_logits);
     void finish_text(Active& a, int32_t token, TokenEvent& ev);

@@ -1,8 +1,8 @@
 #include "engine/token_constraint.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
-#include <string_view>
 
 #include "core/error.h"
 
@@ -13,36 +13,89 @@ TokenConstraint::TokenConstraint(std::shared_ptr<const grammar::Constraint> cons
     if (constraint_->json) names_.emplace(*constraint_->vocab, constraint_->json_after);
 }
 
+std::string_view TokenConstraint::bytes_of(int32_t token) const {
+    const std::vector<std::string>& bytes = constraint_->vocab->bytes;
+    return static_cast<size_t>(token) < bytes.size() ? std::string_view(bytes[token]) : "";
+}
+
 bool TokenConstraint::mask_logits(std::span<float> logits,
                                   const std::map<int32_t, float>& logit_bias) {
     const grammar::TokenTrie& trie = constraint_->vocab->trie;
     matcher_.allowed_tokens(trie, mask_, &constraint_->masks);
     if (names_) names_->filter(mask_);
-    const size_t n_masked = std::min(logits.size(), trie.n_vocab());
-    size_t n_allowed = 0;
+    if (closing_) {
+        // The name guard may have taken every shortest token (a repeated name's closing
+        // quote): then the name grows first and a later mask closes.
+        shortest_ = mask_;
+        matcher_.keep_shortest(trie, shortest_);
+        mask_.swap(shortest_);
+        if (n_allowed(logits.size(), logit_bias) == 0) mask_.swap(shortest_);
+    }
+    if (n_allowed(logits.size(), logit_bias) == 0) return false;
+    apply_mask(logits);
+    return true;
+}
+
+// The tokens below n_logits that mask_ allows and the bias does not ban (-inf).
+size_t TokenConstraint::n_allowed(size_t n_logits,
+                                  const std::map<int32_t, float>& logit_bias) const {
+    const size_t n_masked = std::min(n_logits, constraint_->vocab->trie.n_vocab());
+    size_t n = 0;
+    for (size_t w = 0; w * 64 < n_masked; ++w) {
+        const size_t end = std::min(n_masked, w * 64 + 64);
+        const uint64_t in_range = end - w * 64 == 64 ? ~0ULL : (1ULL << (end - w * 64)) - 1;
+        n += static_cast<size_t>(std::popcount(mask_[w] & in_range));
+    }
+    for (const auto& [token, bias] : logit_bias)
+        if (bias == -INFINITY && static_cast<size_t>(token) < n_masked && allowed(token)) --n;
+    return n;
+}
+
+// Sets the logits outside mask_ to -inf.
+void TokenConstraint::apply_mask(std::span<float> logits) const {
+    const size_t n_masked = std::min(logits.size(), constraint_->vocab->trie.n_vocab());
     for (size_t w = 0; w * 64 < n_masked; ++w) {
         const size_t end = std::min(n_masked, w * 64 + 64);
         const uint64_t in_range = end - w * 64 == 64 ? ~0ULL : (1ULL << (end - w * 64)) - 1;
         const uint64_t bits = mask_[w] & in_range;
-        n_allowed += static_cast<size_t>(std::popcount(bits));
         if (bits == in_range) continue;
         for (size_t t = w * 64; t < end; ++t)
             if (!((bits >> (t & 63)) & 1)) logits[t] = -INFINITY;
     }
     for (size_t t = n_masked; t < logits.size(); ++t) logits[t] = -INFINITY;
-    for (const auto& [token, bias] : logit_bias)
-        if (bias == -INFINITY && static_cast<size_t>(token) < n_masked && allowed(token))
-            --n_allowed;
-    return n_allowed > 0;
 }
 
 void TokenConstraint::accept(int32_t token) {
-    const std::vector<std::string>& bytes = constraint_->vocab->bytes;
-    const std::string_view text =
-        static_cast<size_t>(token) < bytes.size() ? std::string_view(bytes[token]) : "";
+    const std::string_view text = bytes_of(token);
     // Sampling saw only allowed tokens, so a refusal here is a bug, not bad input.
     if (!matcher_.advance(text)) fail("internal error: the constraint refused token {}", token);
     if (names_) names_->feed(text);
+}
+
+bool TokenConstraint::accept_within(int32_t token, int64_t budget) {
+    const std::string_view text = bytes_of(token);
+    if (!matcher_.advance(text)) fail("internal error: the constraint refused token {}", token);
+    // Closing already takes the shortest way; a control token (a stop) adds no bytes.
+    if (!closing_ && !text.empty() &&
+        matcher_.completion_length() >= static_cast<uint64_t>(std::max<int64_t>(budget, 0))) {
+        matcher_.rollback(1);
+        return false;
+    }
+    if (names_) names_->feed(text);
+    return true;
+}
+
+bool TokenConstraint::close(std::span<float> logits, const std::map<int32_t, float>& logit_bias) {
+    shortest_ = mask_;
+    matcher_.keep_shortest(constraint_->vocab->trie, shortest_);
+    mask_.swap(shortest_);
+    if (n_allowed(logits.size(), logit_bias) == 0) {
+        mask_.swap(shortest_);
+        return false;
+    }
+    apply_mask(logits);
+    closing_ = true;
+    return true;
 }
 
 }  // namespace kite

@@ -6,6 +6,10 @@
 // masked for the state after the drafts before it, and a rejected draft never reaches the
 // matcher, so speculation needs no rollback here and stays lossless: a token outside the
 // mask has probability zero and is never accepted.
+//
+// A token budget (max_tokens, the context) is kept by closing the output in time: a token
+// after which the shortest completion would not fit in the tokens left is not taken; the
+// output then takes the shortest way to its end, so it still parses (reported as cut short).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "grammar/constraint.h"
@@ -31,16 +36,30 @@ class TokenConstraint {
     bool mask_logits(std::span<float> logits, const std::map<int32_t, float>& logit_bias);
     // Moves past an emitted token (one mask_logits allowed).
     void accept(int32_t token);
+    // Moves past `token` if after it the output can still be closed in budget - 1 more
+    // tokens (at worst one byte each: Matcher::completion_length); false, and nothing moves,
+    // when it cannot.
+    bool accept_within(int32_t token, int64_t budget);
+    // From here on the output takes the shortest way to its end: masks `logits` (a row
+    // mask_logits masked) further to the tokens that start a shortest completion, and so
+    // does every later mask_logits. False, and nothing changes, when the bias bans them all.
+    bool close(std::span<float> logits, const std::map<int32_t, float>& logit_bias);
+    // Whether close() has cut the output short.
+    bool closing() const { return closing_; }
 
   private:
     bool allowed(int32_t token) const {
         return (mask_[static_cast<size_t>(token) >> 6] >> (token & 63)) & 1;
     }
+    std::string_view bytes_of(int32_t token) const;
+    size_t n_allowed(size_t n_logits, const std::map<int32_t, float>& logit_bias) const;
+    void apply_mask(std::span<float> logits) const;
 
     std::shared_ptr<const grammar::Constraint> constraint_;
     grammar::Matcher matcher_;
     std::optional<grammar::JsonKeyGuard> names_;  // JSON constraints only
-    std::vector<uint64_t> mask_;
+    std::vector<uint64_t> mask_, shortest_;
+    bool closing_ = false;
 };
 
 }  // namespace kite

@@ -39,6 +39,10 @@ struct Grammar {
     std::vector<uint8_t> nullable;  // per rule: it matches the empty string
     std::vector<std::string> names;
     uint32_t root = 0;
+    // Per element: the fewest bytes from it to the End of its production (what finishing the
+    // production still takes), and the rule that production belongs to.
+    std::vector<uint64_t> rest_length;
+    std::vector<uint32_t> rule_of;
 };
 
 class GrammarBuilder {

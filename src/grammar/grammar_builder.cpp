@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "grammar/shortest_length.h"
 #include "grammar/utf8_ranges.h"
 
 namespace kite::grammar {
@@ -268,6 +269,7 @@ void GrammarBuilder::finish() {
         }
     }
     rules_.clear();
+    add_rest_lengths(g_);
 }
 
 }  // namespace kite::grammar

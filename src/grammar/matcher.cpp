@@ -182,6 +182,7 @@ bool Matcher::push_byte(uint8_t b) {
 }
 
 void Matcher::pop_set() {
+    if (set_start_.size() <= after_known_.size()) after_known_[set_start_.size() - 1] = 0;
     items_.resize(set_start_.back());
     if (set_start_.size() <= leo_.size()) leo_[set_start_.size() - 1].clear();
     set_start_.pop_back();

@@ -47,6 +47,15 @@ class Matcher {
     void rollback(size_t n);
     size_t tokens() const { return token_sets_.size(); }
 
+    // The fewest bytes that, fed next, let the sentence stop (0: it may stop now). Worked out
+    // on demand from the open items (matcher_completion.cpp), so a matcher that never asks
+    // pays nothing.
+    uint64_t completion_length();
+    // Clears from `mask` every token that does not start a shortest completion (after it,
+    // completion_length() is less by the token's length), and the stop tokens unless the
+    // sentence may stop now: what is left closes the output in the fewest bytes.
+    void keep_shortest(const TokenTrie& trie, std::vector<uint64_t>& mask);
+
     // Sets bit t of `mask` (n_vocab bits, 64 per word) for every token t whose bytes could
     // come next, and the stop tokens when the sentence may end here. Walks the vocabulary's
     // trie, dropping a whole subtree as soon as its prefix is rejected.
@@ -136,6 +145,24 @@ class Matcher {
     std::unordered_map<uint64_t, StateInfo> state_infos_;  // elements never move
     std::vector<std::bitset<256>> parts_;  // state_info's partition of the scanned bytes
     std::vector<uint32_t> seen_sets_;
+
+    // Per set: for each rule one of its items waits for, the fewest bytes that finish the
+    // sentence once that rule has matched from this set on; worked out on demand (after_known_)
+    // and forgotten when the set is dropped.
+    struct AwaitedRule {
+        uint32_t rule;
+        uint64_t length;
+        bool operator<(const AwaitedRule& o) const { return rule < o.rule; }
+    };
+    uint32_t set_end(uint32_t k) const;
+    uint64_t after_rule(uint32_t set, uint32_t rule) const;
+    void work_out_after(uint32_t set);
+    void fill_after(uint32_t set);
+    void walk_shortest(const TokenTrie& trie, uint32_t node, uint64_t want);
+    std::vector<std::vector<AwaitedRule>> after_;
+    std::vector<uint8_t> after_known_;
+    std::vector<uint32_t> after_stack_;
+    std::vector<uint64_t> shortest_;  // keep_shortest's tokens
 };
 
 }  // namespace kite::grammar

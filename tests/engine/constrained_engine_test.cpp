@@ -216,6 +216,50 @@ TEST_F(ConstrainedEngineTest, ConstrainedAndFreeSequencesShareABatch) {
     }
 }
 
+// A budget too small for what the model wants to write: the output is closed in time, so it
+// still parses and holds the schema, and the finish reason says it was cut short.
+TEST_F(ConstrainedEngineTest, AnOutputCutByTheBudgetStillParses) {
+    const auto story = constraint(ConstraintKind::JsonSchema, R"({"type":"object",
+        "properties":{"title":{"type":"string"},"story":{"type":"string"},
+        "pages":{"type":"integer"}},"required":["title","story","pages"],
+        "additionalProperties":false})");
+    for (uint64_t seed = 1; seed <= 4; ++seed)
+        for (int64_t max_tokens : {24, 40}) {
+            const Output o = generate_one("A very long story about the sea, as JSON:",
+                                          params(story, seed == 1 ? 0.0f : 1.0f, seed, max_tokens));
+            EXPECT_LE(o.tokens.size(), static_cast<size_t>(max_tokens));
+            const nlohmann::json j = nlohmann::json::parse(o.text);  // throws if it does not parse
+            EXPECT_EQ(j.size(), 3u) << o.text;
+            EXPECT_TRUE(j.at("story").is_string()) << o.text;
+            EXPECT_TRUE(j.at("pages").is_number_integer()) << o.text;
+            if (o.finish != FinishReason::EndOfText) {
+                EXPECT_EQ(o.finish, FinishReason::MaxTokens) << o.text;
+            }
+        }
+    // A regular expression whose sentence the model would not end in 10 tokens.
+    const std::string re = "[a-z ]+\\.";
+    const Output o = generate_one("Describe the sea in a hundred words:",
+                                  params(constraint(ConstraintKind::Regex, re), 0, 1, 10));
+    EXPECT_TRUE(std::regex_match(o.text, std::regex(re))) << o.text;
+    EXPECT_EQ(o.finish, FinishReason::MaxTokens) << o.text;
+}
+
+// The model repeats the prompt's words until the budget closes the sentence; drafts (which
+// guess the repeats) change nothing.
+TEST_F(ConstrainedEngineTest, SpeculationStaysLosslessWhileClosing) {
+    const std::string prompt = "one two three one two three one two three one two";
+    const std::string re = "( (one|two|three|four))+!";
+    const auto c = constraint(ConstraintKind::Regex, re);
+    for (float temperature : {0.0f, 0.9f}) {
+        const GenerationParams p = params(c, temperature, 7, 20);
+        const Output plain = generate_one(prompt, p);
+        const Output speculative = generate_one(prompt, p, 4);
+        EXPECT_EQ(plain.tokens, speculative.tokens) << "temperature " << temperature;
+        EXPECT_TRUE(std::regex_match(plain.text, std::regex(re))) << plain.text;
+        EXPECT_EQ(plain.finish, FinishReason::MaxTokens) << plain.text;
+    }
+}
+
 TEST_F(ConstrainedEngineTest, ADeadEndStopsTheSequenceWithAnError) {
     // Ban (-inf bias) every token that could start "yes": nothing is left to sample.
     GenerationParams p = params(constraint(ConstraintKind::Choice, R"(["yes"])"), 0);

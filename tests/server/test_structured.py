@@ -53,6 +53,31 @@ def test_json_schema_replies_validate(server, seed):
     validate(PERSON, json.loads(r.choices[0].message.content))
 
 
+STORY = {
+    "type": "object",
+    "properties": {"title": {"type": "string"}, "story": {"type": "string"},
+                   "pages": {"type": "integer", "minimum": 1}},
+    "required": ["title", "story", "pages"],
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_reply_cut_by_max_tokens_still_validates(server, stream):
+    kw = dict(temperature=0.8, seed=5, max_tokens=30, stream=stream,
+              response_format={"type": "json_schema",
+                               "json_schema": {"name": "story", "schema": STORY}})
+    r = chat(server, "Write a very long story about the sea, as JSON.", **kw)
+    if stream:
+        chunks = list(r)
+        text = "".join(ch.choices[0].delta.content or "" for ch in chunks if ch.choices)
+        finish = [ch.choices[0].finish_reason for ch in chunks if ch.choices][-1]
+    else:
+        text, finish = r.choices[0].message.content, r.choices[0].finish_reason
+    assert finish == "length", text  # closed early: the story was cut short
+    validate(STORY, json.loads(text))
+
+
 def test_json_object_mode_streams(server):
     c = server.client()
     chunks = list(c.completions.create(model="default", prompt="A JSON object:", max_tokens=200,
