@@ -7,7 +7,8 @@
 // runs and the grouped walk, engaged wherever they apply), and the two must be equal. A
 // JsonKeyGuard follows the same tokens: it may only take tokens out of a mask, never all.
 // The shortest completion is 0 exactly where the matcher may stop, and each token
-// keep_shortest keeps is allowed and brings it closer by the token's length.
+// keep_shortest keeps is allowed and brings it closer by the token's length; closing takes no
+// more tokens than bytes.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -85,6 +86,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     plain.set_fast_paths(false);
     kite::grammar::JsonKeyGuard guard(vocab, 0);
     std::vector<uint64_t> mask, plain_mask, guarded;
+    kite::grammar::ClosingCache closing_cache;
     for (size_t i = 0; i < input.size(); i += 2) {
         m.allowed_tokens(trie, mask);
         plain.allowed_tokens(trie, plain_mask);
@@ -109,6 +111,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             if (m.completion_length() + vocab.bytes[t].size() != left) std::abort();
             m.rollback(1);
         }
+        // Closing's tokens are no more than its bytes (single bytes are tokens here, except
+        // where the grammar needs a byte the vocabulary lacks), and counting them moves nothing.
+        const size_t fed = m.tokens();
+        const uint64_t closing = m.closing_tokens(trie, vocab.bytes, closing_cache, 64);
+        if (m.tokens() != fed) std::abort();
+        if (closing < 64 && closing > left) std::abort();
         if (!m.advance(input.substr(i, 2))) break;
         plain.advance(input.substr(i, 2));
         guard.feed(input.substr(i, 2));

@@ -23,14 +23,9 @@ bool TokenConstraint::mask_logits(std::span<float> logits,
     const grammar::TokenTrie& trie = constraint_->vocab->trie;
     matcher_.allowed_tokens(trie, mask_, &constraint_->masks);
     if (names_) names_->filter(mask_);
-    if (closing_) {
-        // The name guard may have taken every shortest token (a repeated name's closing
-        // quote): then the name grows first and a later mask closes.
-        shortest_ = mask_;
-        matcher_.keep_shortest(trie, shortest_);
-        mask_.swap(shortest_);
-        if (n_allowed(logits.size(), logit_bias) == 0) mask_.swap(shortest_);
-    }
+    // The name guard or the bias may have taken every closing token (a repeated name's
+    // closing quote): then the name grows first and a later mask closes.
+    if (closing_) keep_closing_token(logits.size(), logit_bias);
     if (n_allowed(logits.size(), logit_bias) == 0) return false;
     apply_mask(logits);
     return true;
@@ -76,8 +71,7 @@ bool TokenConstraint::accept_within(int32_t token, int64_t budget) {
     const std::string_view text = bytes_of(token);
     if (!matcher_.advance(text)) fail("internal error: the constraint refused token {}", token);
     // Closing already takes the shortest way; a control token (a stop) adds no bytes.
-    if (!closing_ && !text.empty() &&
-        matcher_.completion_length() >= static_cast<uint64_t>(std::max<int64_t>(budget, 0))) {
+    if (!closing_ && !text.empty() && !closes_within(budget - 1)) {
         matcher_.rollback(1);
         return false;
     }
@@ -85,14 +79,43 @@ bool TokenConstraint::accept_within(int32_t token, int64_t budget) {
     return true;
 }
 
-bool TokenConstraint::close(std::span<float> logits, const std::map<int32_t, float>& logit_bias) {
+// Whether closing from here takes at most n tokens: surely when it takes at most n bytes,
+// else when the tokens closing would emit number at most n.
+bool TokenConstraint::closes_within(int64_t n) {
+    if (n < 0) return false;
+    const auto limit = static_cast<uint64_t>(n);
+    if (matcher_.completion_length() <= limit) return true;
+    const grammar::TokenizerVocab& vocab = *constraint_->vocab;
+    return matcher_.closing_tokens(vocab.trie, vocab.bytes, constraint_->closing, limit + 1) <=
+           limit;
+}
+
+// Cuts mask_ to the one token closing takes here: of the tokens mask_ allows, the bias does
+// not ban and that start a shortest completion, the longest (the lowest id among equals).
+// False, and mask_ unchanged, when there is none.
+bool TokenConstraint::keep_closing_token(size_t n_logits,
+                                         const std::map<int32_t, float>& logit_bias) {
     shortest_ = mask_;
     matcher_.keep_shortest(constraint_->vocab->trie, shortest_);
-    mask_.swap(shortest_);
-    if (n_allowed(logits.size(), logit_bias) == 0) {
-        mask_.swap(shortest_);
-        return false;
-    }
+    const size_t n = std::min(n_logits, constraint_->vocab->trie.n_vocab());
+    int32_t best = -1;
+    for (size_t w = 0; w * 64 < n; ++w)
+        for (uint64_t bits = shortest_[w]; bits != 0; bits &= bits - 1) {
+            const auto t =
+                static_cast<int32_t>(w * 64 + static_cast<size_t>(std::countr_zero(bits)));
+            if (static_cast<size_t>(t) >= n) break;
+            auto bias = logit_bias.find(t);
+            if (bias != logit_bias.end() && bias->second == -INFINITY) continue;
+            if (best < 0 || bytes_of(t).size() > bytes_of(best).size()) best = t;
+        }
+    if (best < 0) return false;
+    std::fill(mask_.begin(), mask_.end(), 0);
+    mask_[static_cast<size_t>(best) >> 6] |= 1ULL << (best & 63);
+    return true;
+}
+
+bool TokenConstraint::close(std::span<float> logits, const std::map<int32_t, float>& logit_bias) {
+    if (!keep_closing_token(logits.size(), logit_bias)) return false;
     apply_mask(logits);
     closing_ = true;
     return true;

@@ -8,8 +8,8 @@
 // mask has probability zero and is never accepted.
 //
 // A token budget (max_tokens, the context) is kept by closing the output in time: a token
-// after which the shortest completion would not fit in the tokens left is not taken; the
-// output then takes the shortest way to its end, so it still parses (reported as cut short).
+// after which closing would not fit in the tokens left is not taken; the output then takes
+// the shortest way to its end, so it still parses (reported as cut short).
 #pragma once
 
 #include <cstdint>
@@ -37,12 +37,13 @@ class TokenConstraint {
     // Moves past an emitted token (one mask_logits allowed).
     void accept(int32_t token);
     // Moves past `token` if after it the output can still be closed in budget - 1 more
-    // tokens (at worst one byte each: Matcher::completion_length); false, and nothing moves,
-    // when it cannot.
+    // tokens (closing's tokens counted, or its bytes when those are few enough); false, and
+    // nothing moves, when it cannot.
     bool accept_within(int32_t token, int64_t budget);
-    // From here on the output takes the shortest way to its end: masks `logits` (a row
-    // mask_logits masked) further to the tokens that start a shortest completion, and so
-    // does every later mask_logits. False, and nothing changes, when the bias bans them all.
+    // From here on the output takes the shortest way to its end, one token a step (the
+    // longest that starts a shortest completion): masks `logits` (a row mask_logits masked)
+    // to that token, as every later mask_logits does. False, and nothing changes, when the
+    // bias bans every such token.
     bool close(std::span<float> logits, const std::map<int32_t, float>& logit_bias);
     // Whether close() has cut the output short.
     bool closing() const { return closing_; }
@@ -53,6 +54,8 @@ class TokenConstraint {
     }
     std::string_view bytes_of(int32_t token) const;
     size_t n_allowed(size_t n_logits, const std::map<int32_t, float>& logit_bias) const;
+    bool closes_within(int64_t n);
+    bool keep_closing_token(size_t n_logits, const std::map<int32_t, float>& logit_bias);
     void apply_mask(std::span<float> logits) const;
 
     std::shared_ptr<const grammar::Constraint> constraint_;

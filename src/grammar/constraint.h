@@ -47,6 +47,7 @@ struct Constraint {
     bool json = false;
     size_t json_after = 0;
     mutable MaskCache masks;
+    mutable ClosingCache closing;  // also the engine thread's only
 };
 
 // Compiles a spec; throws GrammarError naming what cannot be compiled.

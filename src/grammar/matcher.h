@@ -9,6 +9,7 @@
 #include <bitset>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -33,6 +34,18 @@ class MaskCache {
     std::unordered_map<uint64_t, std::vector<uint64_t>> masks_;
 };
 
+// Closing lengths in tokens already worked out, by parse state (Matcher::closing_tokens):
+// shared like MaskCache by the matchers of one constraint.
+class ClosingCache {
+  public:
+    const uint64_t* find(uint64_t state) const;
+    void put(uint64_t state, uint64_t tokens);
+
+  private:
+    static constexpr size_t kMaxEntries = 1 << 16;
+    std::unordered_map<uint64_t, uint64_t> tokens_;
+};
+
 class Matcher {
   public:
     explicit Matcher(std::shared_ptr<const Grammar> grammar);
@@ -55,6 +68,14 @@ class Matcher {
     // completion_length() is less by the token's length), and the stop tokens unless the
     // sentence may stop now: what is left closes the output in the fewest bytes.
     void keep_shortest(const TokenTrie& trie, std::vector<uint64_t>& mask);
+    // The longest token that starts a shortest completion (the lowest id among equals), as
+    // keep_shortest would keep it; -1 when no token does (or the sentence may stop now).
+    int32_t closing_token(const TokenTrie& trie);
+    // How many tokens closing takes from here, each the closing_token() of its state: at most
+    // `limit` (limit when more). Memoised by parse state in `cache`, which belongs to one
+    // grammar and vocabulary.
+    uint64_t closing_tokens(const TokenTrie& trie, const std::vector<std::string>& token_bytes,
+                            ClosingCache& cache, uint64_t limit);
 
     // Sets bit t of `mask` (n_vocab bits, 64 per word) for every token t whose bytes could
     // come next, and the stop tokens when the sentence may end here. Walks the vocabulary's
@@ -163,6 +184,10 @@ class Matcher {
     std::vector<uint8_t> after_known_;
     std::vector<uint32_t> after_stack_;
     std::vector<uint64_t> shortest_;  // keep_shortest's tokens
+    uint16_t longest_depth_ = 0;      // and the longest of them
+    int32_t longest_token_ = -1;
+    std::vector<uint64_t> closing_states_;
+    void walk_all_shortest(const TokenTrie& trie, uint64_t now);
 };
 
 }  // namespace kite::grammar

@@ -96,9 +96,12 @@ uint64_t Matcher::completion_length() {
     return best;
 }
 
-void Matcher::keep_shortest(const TokenTrie& trie, std::vector<uint64_t>& mask) {
-    const uint64_t now = completion_length();
-    shortest_.assign(mask.size(), 0);
+// shortest_ = the tokens that start a shortest completion from here (`now` bytes away), and
+// longest_token_ the longest of them.
+void Matcher::walk_all_shortest(const TokenTrie& trie, uint64_t now) {
+    shortest_.assign(trie.mask_words(), 0);
+    longest_depth_ = 0;
+    longest_token_ = -1;
     if (now == 0) {
         for (int32_t t : trie.stop_tokens()) shortest_[t >> 6] |= 1ULL << (t & 63);
     } else if (now < kLongest) {
@@ -106,7 +109,43 @@ void Matcher::keep_shortest(const TokenTrie& trie, std::vector<uint64_t>& mask) 
         for (uint32_t c = 0; c < nodes.size(); c = nodes[c].subtree_end)
             walk_shortest(trie, c, now - 1);
     }
+}
+
+void Matcher::keep_shortest(const TokenTrie& trie, std::vector<uint64_t>& mask) {
+    walk_all_shortest(trie, completion_length());
     for (size_t w = 0; w < mask.size(); ++w) mask[w] &= shortest_[w];
+}
+
+int32_t Matcher::closing_token(const TokenTrie& trie) {
+    walk_all_shortest(trie, completion_length());
+    return longest_token_;
+}
+
+uint64_t Matcher::closing_tokens(const TokenTrie& trie, const std::vector<std::string>& token_bytes,
+                                 ClosingCache& cache, uint64_t limit) {
+    closing_states_.clear();
+    uint64_t total = kLongest;  // unknown until a state with a known count is reached
+    while (closing_states_.size() < limit) {
+        const uint64_t state = state_hash();
+        if (const uint64_t* known = cache.find(state)) {
+            total = *known;
+            break;
+        }
+        if (completion_length() == 0) {
+            total = 0;
+            break;
+        }
+        const int32_t t = closing_token(trie);
+        if (t < 0) break;                     // no token spells the way: closing cannot finish
+        if (!advance(token_bytes[t])) break;  // cannot happen: the walk fed these bytes
+        closing_states_.push_back(state);
+    }
+    // Back along the path: each state is one token further from the end than the next.
+    for (size_t i = closing_states_.size(); i-- > 0;) {
+        if (total < kLongest) cache.put(closing_states_[i], ++total);
+        rollback(1);
+    }
+    return std::min(total, limit);
 }
 
 // A token is on a shortest completion only if each of its prefixes is (every byte brings the
@@ -116,13 +155,29 @@ void Matcher::walk_shortest(const TokenTrie& trie, uint32_t node, uint64_t want)
     if (!push_byte(nodes[node].byte)) return;
     if (completion_length() == want) {
         const std::vector<int32_t>& ids = trie.token_ids();
-        for (uint32_t j = nodes[node].tokens_begin; j < nodes[node].tokens_end; ++j)
+        for (uint32_t j = nodes[node].tokens_begin; j < nodes[node].tokens_end; ++j) {
             shortest_[ids[j] >> 6] |= 1ULL << (ids[j] & 63);
+            if (nodes[node].depth > longest_depth_ ||
+                (nodes[node].depth == longest_depth_ && ids[j] < longest_token_)) {
+                longest_depth_ = nodes[node].depth;
+                longest_token_ = ids[j];
+            }
+        }
         if (want > 0)
             for (uint32_t c = node + 1; c < nodes[node].subtree_end; c = nodes[c].subtree_end)
                 walk_shortest(trie, c, want - 1);
     }
     pop_set();
+}
+
+const uint64_t* ClosingCache::find(uint64_t state) const {
+    auto it = tokens_.find(state);
+    return it == tokens_.end() ? nullptr : &it->second;
+}
+
+void ClosingCache::put(uint64_t state, uint64_t tokens) {
+    if (tokens_.size() >= kMaxEntries) tokens_.clear();
+    tokens_[state] = tokens;
 }
 
 }  // namespace kite::grammar

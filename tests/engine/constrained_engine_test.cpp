@@ -244,6 +244,24 @@ TEST_F(ConstrainedEngineTest, AnOutputCutByTheBudgetStillParses) {
     EXPECT_EQ(o.finish, FinishReason::MaxTokens) << o.text;
 }
 
+// Closing never cuts a reply that fits: with max_tokens exactly the length of a reply that
+// ended on its own, the reply is the same (closing counts its tokens, not only its bytes,
+// which here are more than the budget from the start).
+TEST_F(ConstrainedEngineTest, ABudgetTheReplyFitsChangesNothing) {
+    const auto person = constraint(ConstraintKind::JsonSchema, R"({"type":"object",
+        "properties":{"first_name":{"type":"string"},"family_name":{"type":"string"},
+        "home_town":{"type":"string"},"favourite_colour":{"type":"string"}},
+        "required":["first_name","family_name","home_town","favourite_colour"],
+        "additionalProperties":false})");
+    const std::string prompt = "A person described as JSON:";
+    const Output free = generate_one(prompt, params(person, 0, 1, 128));
+    ASSERT_EQ(free.finish, FinishReason::EndOfText) << free.text;
+    const auto fitted_budget = static_cast<int64_t>(free.tokens.size());
+    EXPECT_LT(fitted_budget, 80);  // fewer tokens than the shortest reply's bytes
+    const Output fitted = generate_one(prompt, params(person, 0, 1, fitted_budget));
+    EXPECT_EQ(fitted.text, free.text);
+}
+
 // The model repeats the prompt's words until the budget closes the sentence; drafts (which
 // guess the repeats) change nothing.
 TEST_F(ConstrainedEngineTest, SpeculationStaysLosslessWhileClosing) {

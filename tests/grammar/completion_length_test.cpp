@@ -143,5 +143,47 @@ TEST(CompletionLength, KeepShortestKeepsExactlyTheTokensThatShortenByTheirLength
     }
 }
 
+// closing_tokens counts the tokens of following closing_token to the end, memoised or not,
+// and never more than the bytes (single bytes are in the vocabulary).
+TEST(CompletionLength, ClosingTokensCountTheClosingPath) {
+    const auto g = compile_json_schema(nlohmann::ordered_json::parse(
+        R"({"type":"object","properties":{"a":{"type":"string"},"list":{"type":"array",
+            "items":{"type":"integer"},"minItems":3}},"required":["a","list"]})"));
+    std::vector<std::string> vocab;
+    for (const char* t : {"{", "}", "[", "]", ",", ":", "\"", "a", "0", "1", "list", "\":", "\",\"",
+                          "0,", "{\"", "\"}", "]}", "x"})
+        vocab.emplace_back(t);
+    const TokenTrie trie(vocab, {});
+    ClosingCache cache;
+    for (const std::string prefix :
+         {"", "{", "{\"a\":\"xx", "{\"a\":\"\",\"list\":[1", "{\"a\":\"\",\"list\":[1,0,1,"}) {
+        Matcher m(g);
+        ASSERT_TRUE(m.advance(prefix)) << prefix;
+        // Follow the closing tokens by hand.
+        Matcher walk(g);
+        ASSERT_TRUE(walk.advance(prefix));
+        uint64_t steps = 0;
+        std::string closed = prefix;
+        while (walk.completion_length() > 0) {
+            const int32_t t = walk.closing_token(trie);
+            ASSERT_GE(t, 0) << closed;
+            ASSERT_TRUE(walk.advance(vocab[t]));
+            closed += vocab[t];
+            ++steps;
+        }
+        EXPECT_TRUE(walk.can_stop()) << closed;
+        EXPECT_EQ(closed.size() - prefix.size(), m.completion_length()) << closed;
+        EXPECT_LE(steps, m.completion_length());
+        EXPECT_EQ(m.closing_tokens(trie, vocab, cache, 1000), steps) << closed;
+        EXPECT_EQ(m.closing_tokens(trie, vocab, cache, 1000), steps) << "memoised: " << closed;
+        ClosingCache fresh;
+        EXPECT_EQ(m.closing_tokens(trie, vocab, fresh, steps), steps);
+        if (steps > 0) {
+            EXPECT_EQ(m.closing_tokens(trie, vocab, fresh, steps - 1), steps - 1);
+        }
+        EXPECT_EQ(m.tokens(), 1u) << "closing_tokens left the matcher where it was";
+    }
+}
+
 }  // namespace
 }  // namespace kite::grammar
