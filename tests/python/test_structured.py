@@ -45,6 +45,18 @@ def test_batch_mixes_constrained_and_free(llm):
     jsonschema.validate(json.loads(constrained.text), SCHEMA)
 
 
+def test_a_reply_cut_by_max_tokens_still_validates(llm):
+    story = {"type": "object", "properties": {"title": {"type": "string"},
+                                              "story": {"type": "string", "minLength": 40}},
+             "required": ["title", "story"], "additionalProperties": False}
+    out = llm.generate(["A very long story about the sea, as JSON:"],
+                       SamplingParams(temperature=0, max_tokens=24,
+                                      guided_decoding=GuidedDecodingParams(json=story)))[0]
+    assert out.finish_reason == "length", out
+    assert len(out.token_ids) <= 24
+    jsonschema.validate(json.loads(out.text), story)
+
+
 def test_chat_response_format(llm):
     messages = [{"role": "user", "content": "Name a big city as JSON."}]
     params = SamplingParams(temperature=0, max_tokens=60)
