@@ -368,12 +368,16 @@ TEST(PagedAttentionPrefill, TiledMatchesDirectSoftmax) {
                                 out.data(), T, positions.data(), firsts.data(), tables.data(),
                                 0.125f, pool);
                 if (isa == Isa::Scalar) scalar = out;
+                // The amx level's tiles multiply 16-bit factors (two bf16 parts each): here, with
+                // scores of up to 50 in |q||k|, it measured 2e-5 to 1.8e-4 from the direct
+                // softmax (the f32 levels: 1e-6 to 1.4e-5).
+                const double tolerance = isa == Isa::Amx ? 3e-4 : 1e-4;
                 for (int64_t i = 0; i < T * H * d; ++i) {
-                    ASSERT_NEAR(out[i], expected[i], 1e-4)
+                    ASSERT_NEAR(out[i], expected[i], tolerance)
                         << isa_name(isa) << " " << tensor_type_name(types.k) << "/"
                         << tensor_type_name(types.v) << (types.rotated ? " rotated" : "")
                         << " head_dim " << d << " token " << i / (H * d);
-                    ASSERT_NEAR(out[i], scalar[i], 1e-4) << isa_name(isa) << " vs scalar";
+                    ASSERT_NEAR(out[i], scalar[i], tolerance) << isa_name(isa) << " vs scalar";
                 }
             }
         }

@@ -23,13 +23,15 @@ struct RowState {
         : o(rows * d, 0.0f), m(rows, -std::numeric_limits<float>::infinity()), l(rows, 0.0f) {}
 };
 
-// A level's tile kernel against the scalar one, for head dimensions that are multiples of
-// `step` (the level's vector width).
-void expect_tile_block_matches_scalar(TileBlockFn simd_block, int64_t step) {
+// A level's tile kernels against the scalar one, for the head dimensions `dims`, within
+// `tolerance` of the outputs (values of about 1). A kernel that multiplies pairs of bf16 parts
+// (`bf16`: 16 significant bits, against f32's 24) gets a wider tolerance for the scores too.
+void expect_tile_block_matches_scalar(TileKernels kernels, std::vector<int64_t> dims,
+                                      bool bf16 = false, float tolerance = 1e-5f) {
     std::mt19937 rng(21);
     std::normal_distribution<float> normal(0.0f, 1.0f);
-    for (int64_t d : {step, int64_t{64}, int64_t{80}, int64_t{128}, int64_t{256}})
-        for (int64_t rows : {1, 6, 13}) {
+    for (int64_t d : dims)
+        for (int64_t rows : {1, 6, 13, 16, 29}) {
             // Three blocks of positions 0..191; row r's range differs per row.
             const int64_t n_blocks = 3;
             std::vector<float> q(rows * d), kt(n_blocks * d * kTileKeys),
@@ -45,21 +47,25 @@ void expect_tile_block_matches_scalar(TileBlockFn simd_block, int64_t step) {
             }
             RowState scalar(rows, d), simd(rows, d);
             for (RowState* state : {&scalar, &simd}) {
+                const bool ref = state == &scalar;
                 const TileRows tile{q.data(),        rows,           d,
                                     first.data(),    last.data(),    state->o.data(),
                                     state->m.data(), state->l.data()};
+                if (!ref && kernels.prepare != nullptr) kernels.prepare(tile);
                 for (int64_t b = 0; b < n_blocks; ++b) {
                     const KeyBlock block{kt.data() + b * d * kTileKeys,
                                          v.data() + b * kTileKeys * d, b * kTileKeys};
-                    (state == &scalar ? tile_block_scalar : simd_block)(tile, block);
+                    (ref ? tile_block_scalar : kernels.block)(tile, block);
                 }
             }
+            // Scores of 16 bits: about 2^-17 of sum |q_i k_i| (up to 0.3 * 0.8 * d here).
+            const double score_tolerance = bf16 ? 2e-6 * d : 1e-5;
             for (int64_t r = 0; r < rows; ++r) {
-                ASSERT_NEAR(simd.m[r], scalar.m[r], 1e-5) << "d " << d << " row " << r;
+                ASSERT_NEAR(simd.m[r], scalar.m[r], score_tolerance) << "d " << d << " row " << r;
                 ASSERT_NEAR(simd.l[r], scalar.l[r], 1e-4 * scalar.l[r]) << "d " << d;
                 for (int64_t i = 0; i < d; ++i)
                     ASSERT_NEAR(simd.o[r * d + i] / simd.l[r], scalar.o[r * d + i] / scalar.l[r],
-                                1e-5)
+                                tolerance)
                         << "d " << d << " rows " << rows << " row " << r << " element " << i;
             }
         }
@@ -67,12 +73,18 @@ void expect_tile_block_matches_scalar(TileBlockFn simd_block, int64_t step) {
 
 TEST(TileBlock, Avx512MatchesScalarReference) {
     if (detected_isa() < Isa::Avx512) GTEST_SKIP() << "no AVX-512";
-    expect_tile_block_matches_scalar(tile_block_avx512, 16);
+    expect_tile_block_matches_scalar({tile_block_avx512, kv_row_avx512}, {16, 64, 80, 128, 256});
+}
+
+TEST(TileBlock, AmxMatchesScalarReference) {
+    if (choose_tile_kernels(64).block != tile_block_amx)
+        GTEST_SKIP() << "no AMX-BF16 tiles (CPU, OS permission or KITE_ISA)";
+    expect_tile_block_matches_scalar(choose_tile_kernels(64), {64, 128, 256}, true, 1e-4f);
 }
 
 TEST(TileBlock, Avx2MatchesScalarReference) {
     if (detected_isa() < Isa::Avx2) GTEST_SKIP() << "no AVX2";
-    expect_tile_block_matches_scalar(tile_block_avx2, 8);
+    expect_tile_block_matches_scalar({tile_block_avx2, kv_row_avx2}, {8, 64, 80, 128, 256});
 }
 
 // F16 rows converted in registers equal the scalar conversion, for normal, subnormal, zero,

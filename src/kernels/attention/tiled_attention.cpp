@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/isa.h"
 #include "quant/convert.h"
 
@@ -73,6 +74,7 @@ void attend_tile(const TileKernels& kernels, const PagedKvLayer& kv, const Atten
     std::fill(b.l.begin(), b.l.begin() + rows, 0.0f);
     const TileRows tile{b.q.data(),    rows,       d,          b.first.data(),
                         b.last.data(), b.o.data(), b.m.data(), b.l.data()};
+    if (kernels.prepare != nullptr) kernels.prepare(tile);
     // Blocks aligned to multiples of kTileKeys: a row's sums do not depend on its tile.
     for (int64_t start = lo - lo % kTileKeys; start <= hi; start += kTileKeys) {
         load_block(kernels.row, kv, kv_head, d, block_table, start, std::max(start, lo),
@@ -116,6 +118,10 @@ void tile_block_scalar(const TileRows& rows, const KeyBlock& block) {
 // Read at every call rather than once, so that set_isa_cap takes effect at once.
 TileKernels choose_tile_kernels(int64_t head_dim) {
 #if defined(__x86_64__)
+    const CpuFeatures& cpu = cpu_features();
+    if (active_isa() >= Isa::Amx && cpu.amx_bf16 && cpu.avx512_bf16 && head_dim % 64 == 0 &&
+        head_dim <= kMaxHeadDim)
+        return {tile_block_amx, kv_row_avx512, tile_prepare_amx};
     if (active_isa() >= Isa::Avx512 && head_dim % 16 == 0 && head_dim <= kMaxHeadDim)
         return {tile_block_avx512, kv_row_avx512};
     if (active_isa() >= Isa::Avx2 && head_dim % 8 == 0 && head_dim <= kMaxHeadDim)

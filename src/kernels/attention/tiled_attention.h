@@ -67,10 +67,15 @@ using TileBlockFn = void (*)(const TileRows& rows, const KeyBlock& block);
 // n values of a KV row of `type` as floats (quant/convert.h's dequantize_row, or faster).
 using KvRowFn = void (*)(TensorType type, const void* src, float* dst, size_t n);
 
+// Called once per tile, before its first block and on the thread that runs its blocks: a
+// kernel that multiplies the queries in a form of its own converts them here.
+using TilePrepareFn = void (*)(const TileRows& rows);
+
 // A level's tile kernels.
 struct TileKernels {
     TileBlockFn block = nullptr;
     KvRowFn row = nullptr;
+    TilePrepareFn prepare = nullptr;  // none where null
 };
 
 // The scalar reference.
@@ -83,6 +88,11 @@ void kv_row_avx512(TensorType type, const void* src, float* dst, size_t n);
 // The same with 256-bit registers: head_dim a multiple of 8, F16 rows 8 values at a time.
 void tile_block_avx2(const TileRows& rows, const KeyBlock& block);
 void kv_row_avx2(TensorType type, const void* src, float* dst, size_t n);
+// Both products on AMX bf16 tiles, each factor as two bf16 parts (16 significant bits), sums
+// in f32, 16 rows at a time: head_dim a multiple of 64, a CPU with AMX-BF16 and AVX512-BF16,
+// and the process granted the tiles (the amx level). tile_prepare_amx first, for the tile.
+void tile_prepare_amx(const TileRows& rows);
+void tile_block_amx(const TileRows& rows, const KeyBlock& block);
 #endif
 
 // The SIMD tile kernels this CPU (under set_isa_cap) has for the head dimension; null

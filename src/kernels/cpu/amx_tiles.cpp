@@ -20,6 +20,8 @@ struct alignas(64) TileConfig {
 
 constexpr int kShapes[8][2] = {{16, 64}, {16, 64}, {16, 32}, {8, 64},
                                {16, 32}, {8, 64},  {16, 16}, {4, 64}};
+constexpr int kFullShapes[8][2] = {{16, 64}, {16, 64}, {16, 64}, {16, 64},
+                                   {16, 64}, {16, 64}, {16, 64}, {16, 64}};
 
 }  // namespace
 
@@ -43,27 +45,25 @@ KITE_AMX_TILE static void load([[maybe_unused]] const int (&shapes)[8][2]) {
 #endif
 }
 
-static thread_local bool configured = false;
+// The configuration this thread loaded last (none: nullptr).
+static thread_local const int (*loaded)[2] = nullptr;
 
-void configure_amx_tiles() {
-    if (configured) return;
+static void configure(const int (&shapes)[8][2]) {
+    if (loaded == shapes) return;
     // The permission is asked for at the level's detection; a caller that reached the tile
     // kernels without it (a test picking them by level) gets it asked here, before any tile
     // instruction.
     if (!amx_refusal().empty()) fail("AMX tiles: {}", amx_refusal());
-    load(kShapes);
-    configured = true;
+    load(shapes);
+    loaded = shapes;
 }
 
-void load_full_amx_tiles() {
-    constexpr int kFull[8][2] = {{16, 64}, {16, 64}, {16, 64}, {16, 64},
-                                 {16, 64}, {16, 64}, {16, 64}, {16, 64}};
-    load(kFull);
-    configured = false;
+void configure_amx_tiles() {
+    configure(kShapes);
 }
 
-void restore_amx_tiles() {
-    configure_amx_tiles();
+void configure_full_amx_tiles() {
+    configure(kFullShapes);
 }
 
 }  // namespace kite

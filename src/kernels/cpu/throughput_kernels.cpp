@@ -182,7 +182,7 @@ KITE_AVX2 void int8_avx2(int64_t iters, float seed, float* out) {
 // AMX: six independent 16 x 16 int32 tiles, each += a 16 x 64 byte tile times a 64 x 16 one
 // (16,384 multiply-adds per tdpbusd); six chains cover the product's latency.
 KITE_AMX void int8_amx(int64_t iters, float seed, float* out) {
-    load_full_amx_tiles();
+    configure_full_amx_tiles();
     alignas(64) uint8_t bytes[16 * 64];
     std::memset(bytes, static_cast<int>(seed) | 1, sizeof(bytes));
     _tile_loadd(6, bytes, 64);
@@ -203,7 +203,6 @@ KITE_AMX void int8_amx(int64_t iters, float seed, float* out) {
     }
     alignas(64) int32_t sums[16 * 16];
     _tile_stored(0, sums, 64);
-    restore_amx_tiles();
     *out = static_cast<float>(sums[0]);
 }
 #endif
