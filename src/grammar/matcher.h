@@ -180,14 +180,15 @@ class Matcher {
     void work_out_after(uint32_t set);
     void fill_after(uint32_t set);
     void walk_shortest(const TokenTrie& trie, uint32_t node, uint64_t want);
+    void walk_longest(const TokenTrie& trie, uint32_t node, uint64_t want);
+    void note_longest(const TokenTrie& trie, uint32_t node);
     std::vector<std::vector<AwaitedRule>> after_;
     std::vector<uint8_t> after_known_;
     std::vector<uint32_t> after_stack_;
     std::vector<uint64_t> shortest_;  // keep_shortest's tokens
-    uint16_t longest_depth_ = 0;      // and the longest of them
+    uint16_t longest_depth_ = 0;      // closing_token's longest so far
     int32_t longest_token_ = -1;
     std::vector<uint64_t> closing_states_;
-    void walk_all_shortest(const TokenTrie& trie, uint64_t now);
 };
 
 }  // namespace kite::grammar

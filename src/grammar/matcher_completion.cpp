@@ -96,12 +96,10 @@ uint64_t Matcher::completion_length() {
     return best;
 }
 
-// shortest_ = the tokens that start a shortest completion from here (`now` bytes away), and
-// longest_token_ the longest of them.
-void Matcher::walk_all_shortest(const TokenTrie& trie, uint64_t now) {
+// shortest_ = the tokens that start a shortest completion from here.
+void Matcher::keep_shortest(const TokenTrie& trie, std::vector<uint64_t>& mask) {
+    const uint64_t now = completion_length();
     shortest_.assign(trie.mask_words(), 0);
-    longest_depth_ = 0;
-    longest_token_ = -1;
     if (now == 0) {
         for (int32_t t : trie.stop_tokens()) shortest_[t >> 6] |= 1ULL << (t & 63);
     } else if (now < kLongest) {
@@ -109,15 +107,18 @@ void Matcher::walk_all_shortest(const TokenTrie& trie, uint64_t now) {
         for (uint32_t c = 0; c < nodes.size(); c = nodes[c].subtree_end)
             walk_shortest(trie, c, now - 1);
     }
-}
-
-void Matcher::keep_shortest(const TokenTrie& trie, std::vector<uint64_t>& mask) {
-    walk_all_shortest(trie, completion_length());
     for (size_t w = 0; w < mask.size(); ++w) mask[w] &= shortest_[w];
 }
 
 int32_t Matcher::closing_token(const TokenTrie& trie) {
-    walk_all_shortest(trie, completion_length());
+    const uint64_t now = completion_length();
+    longest_depth_ = 0;
+    longest_token_ = -1;
+    if (now > 0 && now < kLongest) {
+        const std::vector<TokenTrie::Node>& nodes = trie.nodes();
+        for (uint32_t c = 0; c < nodes.size(); c = nodes[c].subtree_end)
+            walk_longest(trie, c, now - 1);
+    }
     return longest_token_;
 }
 
@@ -155,19 +156,41 @@ void Matcher::walk_shortest(const TokenTrie& trie, uint32_t node, uint64_t want)
     if (!push_byte(nodes[node].byte)) return;
     if (completion_length() == want) {
         const std::vector<int32_t>& ids = trie.token_ids();
-        for (uint32_t j = nodes[node].tokens_begin; j < nodes[node].tokens_end; ++j) {
+        for (uint32_t j = nodes[node].tokens_begin; j < nodes[node].tokens_end; ++j)
             shortest_[ids[j] >> 6] |= 1ULL << (ids[j] & 63);
-            if (nodes[node].depth > longest_depth_ ||
-                (nodes[node].depth == longest_depth_ && ids[j] < longest_token_)) {
-                longest_depth_ = nodes[node].depth;
-                longest_token_ = ids[j];
-            }
-        }
         if (want > 0)
             for (uint32_t c = node + 1; c < nodes[node].subtree_end; c = nodes[c].subtree_end)
                 walk_shortest(trie, c, want - 1);
     }
     pop_set();
+}
+
+// walk_shortest for closing_token alone: the same longest token, without the set of all the
+// others, so a subtree whose tokens are all shorter than the longest found is not walked. On a
+// long run of letters every letter token shortens the completion, and walking them all for
+// each closing token made counting the tokens of closing a 2,000-letter run cost more than
+// the model's step.
+void Matcher::walk_longest(const TokenTrie& trie, uint32_t node, uint64_t want) {
+    const std::vector<TokenTrie::Node>& nodes = trie.nodes();
+    if (trie.deepest()[node] < longest_depth_ || !push_byte(nodes[node].byte)) return;
+    if (completion_length() == want) {
+        note_longest(trie, node);
+        if (want > 0)
+            for (uint32_t c = node + 1; c < nodes[node].subtree_end; c = nodes[c].subtree_end)
+                walk_longest(trie, c, want - 1);
+    }
+    pop_set();
+}
+
+// The tokens ending at `node` against the longest so far (the lowest id among equals).
+void Matcher::note_longest(const TokenTrie& trie, uint32_t node) {
+    const TokenTrie::Node& n = trie.nodes()[node];
+    const std::vector<int32_t>& ids = trie.token_ids();
+    for (uint32_t j = n.tokens_begin; j < n.tokens_end; ++j)
+        if (n.depth > longest_depth_ || (n.depth == longest_depth_ && ids[j] < longest_token_)) {
+            longest_depth_ = n.depth;
+            longest_token_ = ids[j];
+        }
 }
 
 const uint64_t* ClosingCache::find(uint64_t state) const {

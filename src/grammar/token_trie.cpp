@@ -39,6 +39,15 @@ TokenTrie::TokenTrie(const std::vector<std::string>& token_bytes, std::vector<in
     for (uint32_t i : open) nodes_[i].subtree_end = static_cast<uint32_t>(nodes_.size());
     for (size_t i = 0; i < nodes_.size(); i = nodes_[i].subtree_end)
         nodes_under_[nodes_[i].byte] = static_cast<uint32_t>(nodes_[i].subtree_end - i);
+    // Children come after their parent, so one backward pass sees them first.
+    deepest_.assign(nodes_.size(), 0);
+    for (size_t i = nodes_.size(); i-- > 0;) {
+        const Node& n = nodes_[i];
+        if (n.tokens_end > n.tokens_begin) deepest_[i] = n.depth;
+        for (uint32_t c = static_cast<uint32_t>(i) + 1; c < n.subtree_end;
+             c = nodes_[c].subtree_end)
+            deepest_[i] = std::max(deepest_[i], deepest_[c]);
+    }
     byte_runs_ = std::make_shared<ByteRunsCache>();
 }
 

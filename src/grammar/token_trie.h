@@ -28,6 +28,9 @@ class TokenTrie {
 
     const std::vector<Node>& nodes() const { return nodes_; }
     const std::vector<int32_t>& token_ids() const { return token_ids_; }
+    // deepest()[n]: the length of the longest token in node n's subtree (0: none), so a walk
+    // for the longest token skips the subtrees that cannot hold one.
+    const std::vector<uint16_t>& deepest() const { return deepest_; }
     const std::vector<int32_t>& stop_tokens() const { return stop_tokens_; }
     size_t n_vocab() const { return n_vocab_; }
     size_t mask_words() const { return (n_vocab_ + 63) / 64; }
@@ -39,6 +42,7 @@ class TokenTrie {
   private:
     std::vector<Node> nodes_;
     std::vector<int32_t> token_ids_;
+    std::vector<uint16_t> deepest_;
     std::vector<int32_t> stop_tokens_;
     size_t n_vocab_ = 0;
     std::vector<uint32_t> nodes_under_ = std::vector<uint32_t>(256, 0);

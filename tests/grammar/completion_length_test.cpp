@@ -137,6 +137,13 @@ TEST(CompletionLength, KeepShortestKeepsExactlyTheTokensThatShortenByTheirLength
                 EXPECT_TRUE((allowed[t >> 6] >> (t & 63)) & 1);
             }
         }
+        // closing_token: the longest kept token (the lowest id among equals), -1 at the end.
+        int32_t longest = -1;
+        for (size_t t = 0; t < vocab.size(); ++t)
+            if ((mask[t >> 6] >> (t & 63)) & 1 &&
+                (longest < 0 || vocab[t].size() > vocab[longest].size()))
+                longest = static_cast<int32_t>(t);
+        EXPECT_EQ(m.closing_token(trie), longest) << "after '" << prefix << "'";
         const bool stop_kept = (mask[stop >> 6] >> (stop & 63)) & 1;
         EXPECT_EQ(stop_kept, now == 0) << prefix;
         EXPECT_GT(kept + stop_kept, 0u) << "nothing left after '" << prefix << "'";
