@@ -30,6 +30,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "kernels/attention/tile_softmax_avx512.h"
@@ -60,9 +61,11 @@ struct alignas(64) AmxBlock {
     std::vector<uint16_t> q[2];         // the tile's rows, d apart, zeros to a whole group
 };
 
+// On the heap, allocated at a thread's first tile: a static thread_local of this size would
+// reserve it in every thread of the process.
 AmxBlock& amx_block() {
-    thread_local AmxBlock b;
-    return b;
+    thread_local std::unique_ptr<AmxBlock> b = std::make_unique<AmxBlock>();
+    return *b;
 }
 
 // x - bf16(x): what the rounding to bf16 leaves.
