@@ -197,12 +197,17 @@ void run(const RooflineOptions& o) {
     for (const ComputeResult& r : peaks.compute)
         fmt::print("  {:<9} {:<13} {:<25} {:>12.1f} {:>22.1f}\n", compute_kind_name(r.kind), r.isa,
                    r.instruction, r.ops_per_second / 1e9, r.ops_per_second / 1e9 / peaks.read_gbs);
+    if (active_isa() >= Isa::Amx && amx_float_tiles())
+        fmt::print(
+            "  float weights multiply on bf16 tiles in prompts (F32, F16: three products "
+            "each), as on avx512 in decode\n");
     if (cpu_features().avx512_bf16)
-        fmt::print("  BF16 weights multiply with {}\n",
+        fmt::print("  BF16 weights multiply with {}{}\n",
                    bf16_kernel() == Bf16Kernel::Dot
                        ? "vdpbf16ps (faster than fp32 FMA on one core here)"
                        : "fp32 FMA (vdpbf16ps is slower on one core here, or capped below "
-                         "avx512)");
+                         "avx512)",
+                   active_isa() >= Isa::Amx && amx_float_tiles() ? " in decode" : "");
     fmt::print("accelerators (dense bf16):\n");
     for (const Accelerator& a : kAccelerators)
         fmt::print("  {:<9} C = {:.1f} TFLOP/s, W = {:.2f} TB/s, threshold C/W = {:.1f} FLOP/B\n",

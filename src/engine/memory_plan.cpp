@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "engine/model_drafter.h"
+#include "kernels/gemm/matmul.h"
 #include "kv/kv_cache.h"
 
 namespace kite {
@@ -34,9 +35,10 @@ size_t run_state_bytes(const ModelConfig& c, int64_t tokens, int64_t logits_rows
     const auto kv = static_cast<size_t>(c.n_kv_heads * c.head_dim);
     const auto embd = static_cast<size_t>(c.n_embd), ff = static_cast<size_t>(c.n_ff);
     const size_t floats = t * (embd + std::max(embd, attn) + attn + 2 * kv + attn + embd + 2 * ff) +
-                          static_cast<size_t>(logits_rows) * static_cast<size_t>(c.n_vocab) +
-                          t * std::max({embd, ff, attn});
-    return floats * sizeof(float) + t * sizeof(void*);
+                          static_cast<size_t>(logits_rows) * static_cast<size_t>(c.n_vocab);
+    const size_t scratch =
+        matmul_scratch_bytes_any_type(static_cast<int64_t>(std::max({embd, ff, attn})), tokens);
+    return floats * sizeof(float) + scratch + t * sizeof(void*);
 }
 
 MemoryPlan plan_memory(const ModelConfig& model, size_t model_file_bytes,

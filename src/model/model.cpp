@@ -27,9 +27,9 @@ RunState::RunState(const ModelConfig& c, int64_t max_tokens_, int64_t max_logits
       block_tables(max_tokens),
       firsts(max_tokens),
       rope_positions(max_tokens) {
-    // Enough for the widest input any matmul prepares (f32 activations are the largest).
-    scratch.resize(max_tokens * std::max({c.n_embd, c.n_ff, c.n_heads * c.head_dim}) *
-                   sizeof(float));
+    // Enough for the widest input any matmul prepares.
+    scratch.resize(matmul_scratch_bytes_any_type(
+        std::max({c.n_embd, c.n_ff, c.n_heads * c.head_dim}), max_tokens));
 }
 
 std::unique_ptr<Model> Model::load(const std::string& path, std::optional<TensorType> requantize) {

@@ -28,9 +28,11 @@ ComputeKind compute_kind_for(TensorType t, Isa isa) {
         case TensorType::F32:
         case TensorType::F16:
             return ComputeKind::Fp32Fma;
-        case TensorType::BF16:
-            return isa >= Isa::Avx512 && bf16_kernel() == Bf16Kernel::Dot ? ComputeKind::Bf16Dot
-                                                                          : ComputeKind::Fp32Fma;
+        case TensorType::BF16:  // prompts on AMX tiles, or vdpbf16ps where it outruns FMA
+            return (isa >= Isa::Amx && amx_float_tiles()) ||
+                           (isa >= Isa::Avx512 && bf16_kernel() == Bf16Kernel::Dot)
+                       ? ComputeKind::Bf16Dot
+                       : ComputeKind::Fp32Fma;
         default:
             return isa >= Isa::Avx2 ? ComputeKind::Int8Dot : ComputeKind::Fp32Fma;
     }

@@ -1,5 +1,6 @@
 #include "kernels/cpu/throughput_kernels.h"
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <chrono>
@@ -31,6 +32,7 @@ std::atomic<uint64_t> g_sink{0};
 #define KITE_AVX_VNNI __attribute__((target("avx2,avxvnni")))
 #define KITE_AVX512VL_VNNI __attribute__((target("avx512vl,avx512vnni")))
 #define KITE_AMX __attribute__((target("amx-tile,amx-int8")))
+#define KITE_AMX_BF16 __attribute__((target("amx-tile,amx-bf16")))
 
 // Horizontal sums through memory (GCC 12's _mm512_reduce_* trip -Wuninitialized).
 KITE_AVX512 float lane_sum(__m512 v) {
@@ -205,6 +207,33 @@ KITE_AMX void int8_amx(int64_t iters, float seed, float* out) {
     _tile_stored(0, sums, 64);
     *out = static_cast<float>(sums[0]);
 }
+
+// The same chains on bf16 tiles: 16 x 16 f32 += 16 x 32 bf16 times 32 x 16 (8,192
+// multiply-adds per tdpbf16ps).
+KITE_AMX_BF16 void bf16_amx(int64_t iters, float seed, float* out) {
+    configure_full_amx_tiles();
+    alignas(64) uint16_t halves[16 * 32];
+    std::fill(std::begin(halves), std::end(halves), static_cast<uint16_t>(0x3f80 + (seed > 1)));
+    _tile_loadd(6, halves, 64);
+    _tile_loadd(7, halves, 64);
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    _tile_zero(4);
+    _tile_zero(5);
+    for (int64_t n = 0; n < iters; ++n) {
+        _tile_dpbf16ps(0, 6, 7);
+        _tile_dpbf16ps(1, 6, 7);
+        _tile_dpbf16ps(2, 6, 7);
+        _tile_dpbf16ps(3, 6, 7);
+        _tile_dpbf16ps(4, 6, 7);
+        _tile_dpbf16ps(5, 6, 7);
+    }
+    alignas(64) float sums[16 * 16];
+    _tile_stored(0, sums, 64);
+    *out = sums[0];
+}
 #endif
 
 uint64_t read_scalar(const uint8_t* p, size_t n) {
@@ -246,6 +275,8 @@ std::vector<ThroughputKernel> available_throughput_kernels() {
         {ComputeKind::Fp32Fma, Isa::Avx2, true, "avx2", "vfmadd ymm", 12 * 8 * 2, fp32_avx2},
         {ComputeKind::Bf16Dot, Isa::Avx512, f.avx512_bf16, "avx512-bf16", "vdpbf16ps zmm",
          16 * 32 * 2, bf16_avx512},
+        {ComputeKind::Bf16Dot, Isa::Amx, f.amx_bf16, "amx-bf16", "tdpbf16ps tmm",
+         6 * 16 * 16 * 32 * 2, bf16_amx},
         {ComputeKind::Int8Dot, Isa::Amx, true, "amx-int8", "tdpbusd tmm", 6 * 16 * 16 * 64 * 2,
          int8_amx},
         {ComputeKind::Int8Dot, Isa::Avx512, true, "avx512-vnni", "vpdpbusd zmm", 16 * 64 * 2,

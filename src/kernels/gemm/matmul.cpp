@@ -14,6 +14,13 @@ size_t matmul_scratch_bytes(TensorType weight_type, int64_t cols, int64_t n_toke
     return row * n_tokens;
 }
 
+size_t matmul_scratch_bytes_any_type(int64_t cols, int64_t n_tokens) {
+    size_t most = 0;
+    for (const WeightKernels& k : weight_kernel_table())
+        most = std::max(most, matmul_scratch_bytes(k.type, cols, n_tokens));
+    return most;
+}
+
 namespace {
 
 // Quantizes (or copies) activation rows [begin, end) once; every weight row then reuses them.

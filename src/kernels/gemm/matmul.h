@@ -25,6 +25,9 @@ struct WeightMatrix {
 
 // Scratch bytes matmul needs to prepare n_tokens activation rows of `cols` values.
 size_t matmul_scratch_bytes(TensorType weight_type, int64_t cols, int64_t n_tokens);
+// The most of that any weight type needs, at any level: enough for every matmul of a model
+// whose inputs are at most `cols` wide.
+size_t matmul_scratch_bytes_any_type(int64_t cols, int64_t n_tokens);
 
 // y[t * w.rows + r] = dot(row r of w, x[t * w.cols ...]) for t < n_tokens.
 // `scratch` holds matmul_scratch_bytes(...) bytes. Work is split over weight rows so each

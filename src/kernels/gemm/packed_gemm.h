@@ -60,6 +60,10 @@ Bf16Kernel bf16_kernel();
 // Tests run both (Dot needs AVX-512 BF16). Changes activation sizes: not while matmuls run.
 void set_bf16_kernel(Bf16Kernel kernel);
 
+// Whether the AMX level multiplies float weights (F32, F16, BF16) of prompt-sized calls on
+// bf16 tiles on this CPU (it has AMX-BF16 and AVX512-BF16); where not, they run as on AVX-512.
+bool amx_float_tiles();
+
 // Activations of packed Q8_0, Q4_0 and Q5_0 matmuls: a Q8_0 block and the sum of its quants.
 struct BlockQ8Sum {
     uint16_t d;   // f16 scale

@@ -1,6 +1,7 @@
-// The AMX level's packed kernels: the AVX-512 layout (16 rows per group) and the AVX-512
-// kernels for short calls (decode, which is bound by memory bandwidth), and int8 tiles for
-// prompt-sized calls of the quantized types.
+// The AMX level's packed kernels for the quantized types: the AVX-512 layout (16 rows per
+// group) and the AVX-512 kernels for short calls (decode, which is bound by memory
+// bandwidth), and int8 tiles for prompt-sized calls (float weights:
+// packed_gemm_amx_float.cpp).
 //
 // A tile product C[16 tokens][16 rows] += A[16 tokens][K bytes] . B[K / 4][16 rows x 4] reads
 // B in exactly the packed layout's order: per quad of columns, the 16 rows' 4 bytes. The
@@ -382,25 +383,6 @@ KITE_AMX void gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, 
     }
 }
 
-// The types without tiles here run as on AVX-512 (bytes laid out as there).
-template <const PackedKernels& B>
-void same_gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int64_t n_tokens,
-               float* y, int64_t group_begin, int64_t group_end) {
-    B.gemm(w, act, act_bytes, n_tokens, y, group_begin, group_end);
-}
-template <const PackedKernels& B>
-size_t same_activation_bytes(int64_t cols) {
-    return B.activation_bytes(cols);
-}
-template <const PackedKernels& B>
-void same_activation(const float* x, uint8_t* dst, int64_t cols) {
-    B.prepare_activation(x, dst, cols);
-}
-template <const PackedKernels& B>
-int64_t same_tile_groups(int64_t n_tokens) {
-    return B.tile_groups(n_tokens);
-}
-
 template <TensorType T>
 int64_t tile_groups(int64_t n_tokens) {
     return Type<T>::base().tile_groups(n_tokens);
@@ -411,17 +393,8 @@ constexpr PackedKernels tiled() {
     return {Isa::Amx, kRows, activation_bytes<T>, prepare_activation<T>, tile_groups<T>, gemm<T>};
 }
 
-template <const PackedKernels& B>
-constexpr PackedKernels same() {
-    return {Isa::Amx,    kRows, same_activation_bytes<B>, same_activation<B>, same_tile_groups<B>,
-            same_gemm<B>};
-}
-
 }  // namespace
 
-const PackedKernels f32 = same<avx512::f32>();
-const PackedKernels f16 = same<avx512::f16>();
-const PackedKernels bf16 = same<avx512::bf16>();
 const PackedKernels q8_0 = tiled<TensorType::Q8_0>();
 const PackedKernels q4_0 = tiled<TensorType::Q4_0>();
 const PackedKernels q4_1 = tiled<TensorType::Q4_1>();
