@@ -179,12 +179,13 @@ int64_t converted_group_bytes(int64_t cols) {
 //   tmm4, 5  x parts of the two token tiles for one step
 //   tmm6, 7  w parts of the two groups for one step
 
-// Sums of tokens [16 TT) from a (activation tiles: copy_token_tiles) times groups [G) from b
-// (group_bytes apart): (token tile i, group j) to the 16 x 16 floats at c + (2j + i) * 256.
+// Sums of tokens [16 TT) times groups [G) from b (group_bytes apart): (token tile i, group j)
+// to the 16 x 16 floats at c + (2j + i) * 256. Token m's x_hi is at a + m * act_bytes, its
+// x_lo lo_offset bytes on.
 template <TensorType T, int TT, int G>
-KITE_AMX_BF16 void tile_block(const uint8_t* a, int64_t steps, const uint8_t* b,
-                              int64_t group_bytes, float* c) {
-    constexpr int64_t w_step = kWStep<T>, x_step = kXStep<T>;
+KITE_AMX_BF16 void tile_block(const uint8_t* a, long act_bytes, int64_t lo_offset, int64_t steps,
+                              const uint8_t* b, int64_t group_bytes, float* c) {
+    constexpr int64_t w_step = kWStep<T>;
     constexpr int64_t kSums = kTileTokens * kRows;
     _tile_zero(0);
     if constexpr (G > 1) _tile_zero(1);
@@ -192,8 +193,8 @@ KITE_AMX_BF16 void tile_block(const uint8_t* a, int64_t steps, const uint8_t* b,
     if constexpr (TT > 1 && G > 1) _tile_zero(3);
     const uint8_t* b1 = b + group_bytes;
     auto load_x = [&](int64_t offset) {
-        _tile_loadd(4, a + offset, 64);
-        if constexpr (TT > 1) _tile_loadd(5, a + offset + kTileBytes, 64);
+        _tile_loadd(4, a + offset, act_bytes);
+        if constexpr (TT > 1) _tile_loadd(5, a + offset + kTileTokens * act_bytes, act_bytes);
     };
     auto load_w = [&](int64_t offset) {
         _tile_loadd(6, b + offset, 64);
@@ -207,15 +208,15 @@ KITE_AMX_BF16 void tile_block(const uint8_t* a, int64_t steps, const uint8_t* b,
     };
     for (int64_t s = 0; s < steps; ++s) {
         if constexpr (kSplit<T>) {  // each part loaded once: x_lo.w_hi, x_hi.w_hi, x_hi.w_lo
-            load_x(s * x_step + 2 * kTileBytes);
+            load_x(s * 64 + lo_offset);
             load_w(s * w_step);
             products();
-            load_x(s * x_step);
+            load_x(s * 64);
             products();
             load_w(s * w_step + kTileBytes);
             products();
         } else {
-            load_x(s * x_step);
+            load_x(s * 64);
             load_w(s * w_step);
             products();
         }
@@ -226,23 +227,8 @@ KITE_AMX_BF16 void tile_block(const uint8_t* a, int64_t steps, const uint8_t* b,
     if constexpr (TT > 1 && G > 1) _tile_stored(3, c + 3 * kSums, 64);
 }
 
-// The x parts of tokens [16 tt) as tiles: per step, per part, per token tile, 16 rows of 64
-// bytes in a row, so that a tile load reads 1 KiB in one piece (the rows are act_bytes apart
-// in the activations).
-template <TensorType T>
-KITE_AMX_BF16 void copy_token_tiles(const uint8_t* a, size_t act_bytes, int64_t padded, int64_t tt,
-                                    uint8_t* dst) {
-    for (int64_t i = 0; i < tt; ++i)
-        for (int64_t m = 0; m < kTileTokens; ++m) {
-            const uint8_t* row = a + (i * kTileTokens + m) * act_bytes;
-            for (int64_t s = 0; s < padded / kStepCols; ++s)
-                for (int p = 0; p < (kSplit<T> ? 2 : 1); ++p)
-                    _mm512_storeu_si512(dst + s * kXStep<T> + (2 * p + i) * kTileBytes + m * 64,
-                                        _mm512_loadu_si512(row + p * padded * 2 + s * 64));
-        }
-}
-
-using TileBlockFn = void (*)(const uint8_t*, int64_t, const uint8_t*, int64_t, float*);
+using TileBlockFn = void (*)(const uint8_t*, long, int64_t, int64_t, const uint8_t*, int64_t,
+                             float*);
 
 template <TensorType T>
 constexpr TileBlockFn kTileBlocks[2][2] = {{tile_block<T, 1, 1>, tile_block<T, 1, 2>},
@@ -250,7 +236,7 @@ constexpr TileBlockFn kTileBlocks[2][2] = {{tile_block<T, 1, 1>, tile_block<T, 1
 
 // Buffers of one thread, grown to the largest call and kept.
 struct Scratch {
-    std::vector<uint8_t> groups, tokens;
+    std::vector<uint8_t> groups;
     std::vector<float> sums;
 };
 
@@ -263,7 +249,6 @@ KITE_AMX_BF16 void tiled_gemm(const WeightMatrix& w, const uint8_t* act, size_t 
     const int64_t chunk = std::max<int64_t>(2, kChunkBytes / converted / 2 * 2);
     thread_local Scratch s;
     s.groups.resize(std::max<size_t>(s.groups.size(), chunk * converted));
-    s.tokens.resize(std::max<size_t>(s.tokens.size(), steps * kXStep<T>));
     s.sums.resize(std::max<size_t>(s.sums.size(), chunk * 2 * kTileTokens * kRows));
     const int64_t packed_bytes = group_bytes(w, kRows);
     const uint8_t* a = act + base_activation_bytes<T>(w.cols);
@@ -272,13 +257,13 @@ KITE_AMX_BF16 void tiled_gemm(const WeightMatrix& w, const uint8_t* act, size_t 
         for (int64_t g = g0; g < g1; ++g)
             convert_group<T>(w.packed + g * packed_bytes, w.cols,
                              s.groups.data() + (g - g0) * converted);
+        asm volatile("" ::: "memory");  // the tile loads read these bytes (their asm says not)
         for (int64_t t = 0; t < tiled; t += 2 * kTileTokens) {
             const int64_t tt = std::min<int64_t>(2, (tiled - t) / kTileTokens);
-            copy_token_tiles<T>(a + t * act_bytes, act_bytes, padded, tt, s.tokens.data());
-            asm volatile("" ::: "memory");  // the tile loads read these bytes (their asm says not)
             for (int64_t g = g0; g < g1; g += 2)
                 kTileBlocks<T>[tt - 1][std::min<int64_t>(2, g1 - g) - 1](
-                    s.tokens.data(), steps, s.groups.data() + (g - g0) * converted, converted,
+                    a + t * act_bytes, static_cast<long>(act_bytes), padded * 2, steps,
+                    s.groups.data() + (g - g0) * converted, converted,
                     s.sums.data() + (g - g0) * 2 * kTileTokens * kRows);
             asm volatile("" ::: "memory");  // the tile stores wrote the sums
             for (int64_t g = g0; g < g1; ++g) {
