@@ -5,15 +5,15 @@
 // A tile product C[16 tokens][16 rows] += A[16 tokens][32 columns] . B[16 column pairs][16
 // rows x 2] multiplies bf16 and sums in f32. bf16 keeps 8 significant bits, so each factor
 // that needs more is split into two bf16 parts, x = x_hi + x_lo, and a product takes three
-// tile products, x_hi.w_hi + x_lo.w_hi + x_hi.w_lo (x_lo.w_lo is below f32 rounding's
-// reach in the sums that matter, about 2^-17 of each term):
+// tile products, x_hi.w_hi + x_lo.w_hi + x_hi.w_lo (leaving out x_lo.w_lo, at most 2^-16 of
+// each term):
 //   - F16 weights split exactly (11 significant bits: 8 in w_hi, the rest in w_lo);
 //   - F32 weights keep 16 of their 24 bits, and activations 16 bits, as the AMX attention
 //     tiles do (tiled_attention_amx.cpp);
 //   - BF16 weights are exact, and meet activations rounded to bf16 as on AVX-512 (and as
 //     llama.cpp's): one product.
 // Each thread converts a few groups of its rows to tile layout once per call, zero-padded to
-// a multiple of 32 columns, and runs every 16-token tile over them while they sit in L2.
+// a multiple of 32 columns, and runs every 32 tokens over them while they sit in L2.
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -48,12 +48,9 @@ constexpr int64_t kChunkBytes = 1024 * 1024;  // converted groups kept in L2 at 
 template <TensorType T>
 constexpr bool kSplit = T != TensorType::BF16;  // three products, or one
 
-// Bytes per 32-column step: of one group's weight tiles (w_hi, w_lo), and of two token
-// tiles' activation tiles (copy_token_tiles).
+// Bytes of one group's weight tiles (w_hi, and w_lo where split) per 32-column step.
 template <TensorType T>
 constexpr int64_t kWStep = kTileBytes*(kSplit<T> ? 2 : 1);
-template <TensorType T>
-constexpr int64_t kXStep = 2 * kWStep<T>;
 
 template <TensorType T>
 const PackedKernels& base() {
@@ -121,7 +118,7 @@ KITE_AMX_BF16 void prepare_activation(const float* x, uint8_t* dst, int64_t cols
 
 // ---- Weights: a group as B tiles, per 32-column step its w_hi tile (and w_lo tile) ---------
 
-// Row r's columns 2p and 2p + 1 of a group (16 rows each) as floats.
+// Column k of a group (its 16 rows) as floats; zero past the last column.
 template <TensorType T>
 KITE_AMX_BF16 inline __m512 load_column(const uint8_t* group, int64_t k, int64_t cols) {
     if (k >= cols) return _mm512_setzero_ps();
@@ -172,9 +169,10 @@ int64_t converted_group_bytes(int64_t cols) {
 }
 
 // ---- The tile loop -------------------------------------------------------------------------
-// Two token tiles by two groups: each tile loaded is used twice, and no tile is loaded
-// right behind the product that reads it. A split product is a plain one over three times
-// the columns: (x_hi, w_hi), (x_lo, w_hi), (x_hi, w_lo) per 32-column step.
+// Two token tiles by two groups: each tile loaded serves two products. Loads, not products,
+// bound this loop (a tile from L2 takes about two products' time), so a split step loads
+// each part once: x_lo and w_hi, then x_hi beside the w_hi kept, then w_lo beside the x_hi
+// kept (8 loads for 12 products).
 //   tmm0..3  sums (token tile i, group j) in tmm(2i + j): 16 tokens x 16 rows, f32
 //   tmm4, 5  x parts of the two token tiles for one step
 //   tmm6, 7  w parts of the two groups for one step
@@ -207,7 +205,7 @@ KITE_AMX_BF16 void tile_block(const uint8_t* a, long act_bytes, int64_t lo_offse
         if constexpr (TT > 1 && G > 1) _tile_dpbf16ps(3, 5, 7);
     };
     for (int64_t s = 0; s < steps; ++s) {
-        if constexpr (kSplit<T>) {  // each part loaded once: x_lo.w_hi, x_hi.w_hi, x_hi.w_lo
+        if constexpr (kSplit<T>) {
             load_x(s * 64 + lo_offset);
             load_w(s * w_step);
             products();
