@@ -31,8 +31,7 @@ std::atomic<uint64_t> g_sink{0};
 #define KITE_AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 #define KITE_AVX_VNNI __attribute__((target("avx2,avxvnni")))
 #define KITE_AVX512VL_VNNI __attribute__((target("avx512vl,avx512vnni")))
-#define KITE_AMX __attribute__((target("amx-tile,amx-int8")))
-#define KITE_AMX_BF16 __attribute__((target("amx-tile,amx-bf16")))
+#define KITE_AMX __attribute__((target("amx-tile,amx-int8,amx-bf16")))
 
 // Horizontal sums through memory (GCC 12's _mm512_reduce_* trip -Wuninitialized).
 KITE_AVX512 float lane_sum(__m512 v) {
@@ -181,59 +180,44 @@ KITE_AVX2 void int8_avx2(int64_t iters, float seed, float* out) {
 #endif
 
 #if defined(__x86_64__)
-// AMX: six independent 16 x 16 int32 tiles, each += a 16 x 64 byte tile times a 64 x 16 one
-// (16,384 multiply-adds per tdpbusd); six chains cover the product's latency.
-KITE_AMX void int8_amx(int64_t iters, float seed, float* out) {
+// AMX: six independent 16 x 16 sum tiles, each += a 16 x 64 byte tile times a 64 x 16 one:
+// int32 sums of bytes (16,384 multiply-adds per tdpbusd) or f32 sums of bf16 pairs (8,192 per
+// tdpbf16ps); six chains cover the product's latency. The operands are ones (bf16 1.0 or
+// 1.5 from the seed, or bytes of the seed): their values do not change the rate.
+template <bool kBf16>
+KITE_AMX void tiles_amx(int64_t iters, float seed, float* out) {
     configure_full_amx_tiles();
-    alignas(64) uint8_t bytes[16 * 64];
-    std::memset(bytes, static_cast<int>(seed) | 1, sizeof(bytes));
-    _tile_loadd(6, bytes, 64);
-    _tile_loadd(7, bytes, 64);
+    alignas(64) uint16_t operand[16 * 32];
+    std::fill(std::begin(operand), std::end(operand),
+              kBf16 ? static_cast<uint16_t>(0x3f80 + 0x40 * (seed > 1))
+                    : static_cast<uint16_t>(0x0101 * (static_cast<int>(seed) | 1)));
+    _tile_loadd(6, operand, 64);
+    _tile_loadd(7, operand, 64);
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);
     _tile_zero(3);
     _tile_zero(4);
     _tile_zero(5);
+#define KITE_PRODUCT(sum)          \
+    if constexpr (kBf16)           \
+        _tile_dpbf16ps(sum, 6, 7); \
+    else                           \
+        _tile_dpbusd(sum, 6, 7);
     for (int64_t n = 0; n < iters; ++n) {
-        _tile_dpbusd(0, 6, 7);
-        _tile_dpbusd(1, 6, 7);
-        _tile_dpbusd(2, 6, 7);
-        _tile_dpbusd(3, 6, 7);
-        _tile_dpbusd(4, 6, 7);
-        _tile_dpbusd(5, 6, 7);
+        KITE_PRODUCT(0)
+        KITE_PRODUCT(1)
+        KITE_PRODUCT(2)
+        KITE_PRODUCT(3)
+        KITE_PRODUCT(4)
+        KITE_PRODUCT(5)
     }
-    alignas(64) int32_t sums[16 * 16];
+#undef KITE_PRODUCT
+    alignas(64) uint32_t sums[16 * 16];
     _tile_stored(0, sums, 64);
-    *out = static_cast<float>(sums[0]);
+    *out = kBf16 ? std::bit_cast<float>(sums[0]) : static_cast<float>(sums[0]);
 }
 
-// The same chains on bf16 tiles: 16 x 16 f32 += 16 x 32 bf16 times 32 x 16 (8,192
-// multiply-adds per tdpbf16ps).
-KITE_AMX_BF16 void bf16_amx(int64_t iters, float seed, float* out) {
-    configure_full_amx_tiles();
-    alignas(64) uint16_t halves[16 * 32];
-    std::fill(std::begin(halves), std::end(halves), static_cast<uint16_t>(0x3f80 + (seed > 1)));
-    _tile_loadd(6, halves, 64);
-    _tile_loadd(7, halves, 64);
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_zero(2);
-    _tile_zero(3);
-    _tile_zero(4);
-    _tile_zero(5);
-    for (int64_t n = 0; n < iters; ++n) {
-        _tile_dpbf16ps(0, 6, 7);
-        _tile_dpbf16ps(1, 6, 7);
-        _tile_dpbf16ps(2, 6, 7);
-        _tile_dpbf16ps(3, 6, 7);
-        _tile_dpbf16ps(4, 6, 7);
-        _tile_dpbf16ps(5, 6, 7);
-    }
-    alignas(64) float sums[16 * 16];
-    _tile_stored(0, sums, 64);
-    *out = sums[0];
-}
 #endif
 
 uint64_t read_scalar(const uint8_t* p, size_t n) {
@@ -276,9 +260,9 @@ std::vector<ThroughputKernel> available_throughput_kernels() {
         {ComputeKind::Bf16Dot, Isa::Avx512, f.avx512_bf16, "avx512-bf16", "vdpbf16ps zmm",
          16 * 32 * 2, bf16_avx512},
         {ComputeKind::Bf16Dot, Isa::Amx, f.amx_bf16, "amx-bf16", "tdpbf16ps tmm",
-         6 * 16 * 16 * 32 * 2, bf16_amx},
+         6 * 16 * 16 * 32 * 2, tiles_amx<true>},
         {ComputeKind::Int8Dot, Isa::Amx, true, "amx-int8", "tdpbusd tmm", 6 * 16 * 16 * 64 * 2,
-         int8_amx},
+         tiles_amx<false>},
         {ComputeKind::Int8Dot, Isa::Avx512, true, "avx512-vnni", "vpdpbusd zmm", 16 * 64 * 2,
          int8_avx512_vnni},
         {ComputeKind::Int8Dot, Isa::AvxVnni, f.avx512 && f.avx512_vnni, "avx512vl-vnni",
