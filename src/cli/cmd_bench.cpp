@@ -67,10 +67,11 @@ Peaks find_peaks(const BenchCliOptions& o, TensorType weight_type, int threads) 
         p.gbs_measured = true;
     }
     if (p.gflops <= 0) {
-        const ComputeKind kind = compute_kind_for(weight_type, active_isa());
-        const ComputeResult best = best_of_kind(measure_compute_peaks(pool), kind);
-        p.gflops = best.ops_per_second / 1e9;
-        p.compute = fmt::format("{} ({})", compute_kind_name(kind), best.isa);
+        const ComputeUse use = compute_use_for(weight_type, active_isa());
+        const ComputeResult best = best_of_kind(measure_compute_peaks(pool), use.kind);
+        p.gflops = best.ops_per_second / 1e9 / use.products;
+        p.compute = fmt::format("{} ({}{})", compute_kind_name(use.kind), best.isa,
+                                use.products > 1 ? fmt::format(" / {}", use.products) : "");
         p.gflops_measured = true;
     }
     return p;

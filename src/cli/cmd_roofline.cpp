@@ -118,8 +118,9 @@ void print_model(const std::string& path, const MachinePeaks& peaks, const Roofl
     const KvTypes kv = o.kv_type.types();
     const double b = kv_bytes_per_element(kv);
     const std::string kv_name = kv_types_name(kv);
-    const ComputeKind kind = compute_kind_for(wtype, active_isa());
-    const double matmul_threshold = peaks.gflops(kind) / peaks.read_gbs;
+    const ComputeUse use = compute_use_for(wtype, active_isa());
+    const double matmul_gflops = peaks.gflops(use.kind) / use.products;
+    const double matmul_threshold = matmul_gflops / peaks.read_gbs;
     const double attn_threshold = peaks.gflops(ComputeKind::Fp32Fma) / peaks.read_gbs;
 
     fmt::print("\nmodel: {} ({}{}, {} weights)\n", path, c.name.empty() ? "" : c.name + ", ",
@@ -135,7 +136,7 @@ void print_model(const std::string& path, const MachinePeaks& peaks, const Roofl
                                tensor_type_name(type), tb.bytes, tb.bits_per_weight());
     fmt::print("  W by type: {}\n", by_type);
     fmt::print("  E_row = {} bytes (one embedding row per token)\n", m.embd_row_bytes);
-    if (c.arch->encoder) return print_encoder(c, m, peaks.gflops(kind), matmul_threshold);
+    if (c.arch->encoder) return print_encoder(c, m, matmul_gflops, matmul_threshold);
     fmt::print(
         "  M_kv = 2*b*L*H_kv*d_h = 2*{:g}*{}*{}*{} = {:.0f} bytes per cached token ({} KV)\n", b,
         c.n_layers, c.n_kv_heads, c.head_dim, m.kv_bytes_per_token(b), kv_name);
@@ -145,7 +146,11 @@ void print_model(const std::string& path, const MachinePeaks& peaks, const Roofl
     fmt::print(
         "this machine's threshold for {} weights: {} ({}) C/W = {:.1f} FLOPs/byte; "
         "accelerators: dense bf16 C/W (same bytes)\n",
-        tensor_type_name(wtype), compute_kind_name(kind), peaks.isa(kind), matmul_threshold);
+        tensor_type_name(wtype), compute_kind_name(use.kind),
+        use.products > 1
+            ? fmt::format("{}, {} products per multiply-add", peaks.isa(use.kind), use.products)
+            : std::string(peaks.isa(use.kind)),
+        matmul_threshold);
     print_header("case");
     for (int64_t q : {1, 16, 128, 512})
         print_case(fmt::format("prefill q={}", q), m.pass(1, q, 0, b) / static_cast<double>(q),

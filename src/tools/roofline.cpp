@@ -23,18 +23,18 @@ MachinePeaks measure_machine_peaks(ThreadPool& pool, const PeakOptions& o) {
     return p;
 }
 
-ComputeKind compute_kind_for(TensorType t, Isa isa) {
+ComputeUse compute_use_for(TensorType t, Isa isa) {
+    const bool tiles = isa >= Isa::Amx && amx_float_tiles();
     switch (t) {
         case TensorType::F32:
         case TensorType::F16:
-            return ComputeKind::Fp32Fma;
-        case TensorType::BF16:  // prompts on AMX tiles, or vdpbf16ps where it outruns FMA
-            return (isa >= Isa::Amx && amx_float_tiles()) ||
-                           (isa >= Isa::Avx512 && bf16_kernel() == Bf16Kernel::Dot)
-                       ? ComputeKind::Bf16Dot
-                       : ComputeKind::Fp32Fma;
+            return tiles ? ComputeUse{ComputeKind::Bf16Dot, 3} : ComputeUse{ComputeKind::Fp32Fma};
+        case TensorType::BF16:
+            return {tiles || (isa >= Isa::Avx512 && bf16_kernel() == Bf16Kernel::Dot)
+                        ? ComputeKind::Bf16Dot
+                        : ComputeKind::Fp32Fma};
         default:
-            return isa >= Isa::Avx2 ? ComputeKind::Int8Dot : ComputeKind::Fp32Fma;
+            return {isa >= Isa::Avx2 ? ComputeKind::Int8Dot : ComputeKind::Fp32Fma};
     }
 }
 

@@ -33,11 +33,16 @@ struct PeakOptions {
 // Runs the microbenchmarks of tools/peaks.h on every thread of `pool`.
 MachinePeaks measure_machine_peaks(ThreadPool& pool, const PeakOptions& options = {});
 
-// The arithmetic Kite's kernel for this weight type runs at on instruction-set level `isa`
+// The arithmetic a prompt's matmuls of this weight type run at on instruction-set level `isa`
 // (kernels/cpu/isa.h): int8 dot for quantized blocks (activations quantized to 8 bits) from avx2
-// up, bf16 dot for BF16 at avx512 where the packed kernels chose vdpbf16ps (see bf16_kernel),
-// else fp32 FMA.
-ComputeKind compute_kind_for(TensorType weight_type, Isa isa);
+// up, bf16 dot for BF16 on AMX tiles or at avx512 where the packed kernels chose vdpbf16ps
+// (see bf16_kernel), bf16 dot for F32 and F16 on AMX tiles with three products per
+// multiply-add (each factor in two bf16 parts), else fp32 FMA.
+struct ComputeUse {
+    ComputeKind kind;
+    int products = 1;  // of `kind` per multiply-add of the matmul
+};
+ComputeUse compute_use_for(TensorType weight_type, Isa isa);
 
 // The type holding most of a model file's matrix bytes, e.g. Q4_1 for the default model.
 TensorType main_weight_type(const GgufFile& file);
