@@ -190,35 +190,36 @@ KITE_AMX_BF16 void tile_block(const uint8_t* a, long act_bytes, int64_t lo_offse
     if constexpr (TT > 1) _tile_zero(2);
     if constexpr (TT > 1 && G > 1) _tile_zero(3);
     const uint8_t* b1 = b + group_bytes;
-    auto load_x = [&](int64_t offset) {
-        _tile_loadd(4, a + offset, act_bytes);
-        if constexpr (TT > 1) _tile_loadd(5, a + offset + kTileTokens * act_bytes, act_bytes);
-    };
-    auto load_w = [&](int64_t offset) {
-        _tile_loadd(6, b + offset, 64);
-        if constexpr (G > 1) _tile_loadd(7, b1 + offset, 64);
-    };
-    auto products = [] {
-        _tile_dpbf16ps(0, 4, 6);
-        if constexpr (G > 1) _tile_dpbf16ps(1, 4, 7);
-        if constexpr (TT > 1) _tile_dpbf16ps(2, 5, 6);
-        if constexpr (TT > 1 && G > 1) _tile_dpbf16ps(3, 5, 7);
-    };
+// Macros, not lambdas: a lambda would not carry the function's target attribute.
+#define KITE_LOAD_X(offset)                  \
+    _tile_loadd(4, a + (offset), act_bytes); \
+    if constexpr (TT > 1) _tile_loadd(5, a + (offset) + kTileTokens * act_bytes, act_bytes);
+#define KITE_LOAD_W(offset)           \
+    _tile_loadd(6, b + (offset), 64); \
+    if constexpr (G > 1) _tile_loadd(7, b1 + (offset), 64);
+#define KITE_PRODUCTS()                            \
+    _tile_dpbf16ps(0, 4, 6);                       \
+    if constexpr (G > 1) _tile_dpbf16ps(1, 4, 7);  \
+    if constexpr (TT > 1) _tile_dpbf16ps(2, 5, 6); \
+    if constexpr (TT > 1 && G > 1) _tile_dpbf16ps(3, 5, 7);
     for (int64_t s = 0; s < steps; ++s) {
         if constexpr (kSplit<T>) {
-            load_x(s * 64 + lo_offset);
-            load_w(s * w_step);
-            products();
-            load_x(s * 64);
-            products();
-            load_w(s * w_step + kTileBytes);
-            products();
+            KITE_LOAD_X(s * 64 + lo_offset)
+            KITE_LOAD_W(s * w_step)
+            KITE_PRODUCTS()
+            KITE_LOAD_X(s * 64)
+            KITE_PRODUCTS()
+            KITE_LOAD_W(s * w_step + kTileBytes)
+            KITE_PRODUCTS()
         } else {
-            load_x(s * 64);
-            load_w(s * w_step);
-            products();
+            KITE_LOAD_X(s * 64)
+            KITE_LOAD_W(s * w_step)
+            KITE_PRODUCTS()
         }
     }
+#undef KITE_LOAD_X
+#undef KITE_LOAD_W
+#undef KITE_PRODUCTS
     _tile_stored(0, c, 64);
     if constexpr (G > 1) _tile_stored(1, c + 2 * kSums, 64);
     if constexpr (TT > 1) _tile_stored(2, c + kSums, 64);
