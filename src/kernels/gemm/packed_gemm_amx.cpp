@@ -5,7 +5,7 @@
 //
 // A tile product C[16 tokens][16 rows] += A[16 tokens][K bytes] . B[K / 4][16 rows x 4] reads
 // B in exactly the packed layout's order: per quad of columns, the 16 rows' 4 bytes. The
-// quantized types scale every block (or K-quant sub-block) of 32 columns apart,
+// quantized types scale every block (or K-quant sub-block) of 32 (Q6_K: 16) columns apart,
 // so one tile product covers one block, its int32 sums are stored and scaled into float
 // accumulators on AVX-512, as the VNNI kernels scale theirs:
 //     y += C * (d_w * d_x) + c_w * e_x
@@ -44,62 +44,71 @@ namespace {
 
 constexpr int64_t kRows = 16;
 constexpr int64_t kTileTokens = 16;
-constexpr int64_t kBlockCols = 32;  // columns per scale: a block, or a K-quant sub-block
 // Levels unpacked at once (up to a call's groups): they stay in L2 while every token tile
 // passes over them.
 constexpr int64_t kChunkBytes = 768 * 1024;
 
-// Per weight type: the AVX-512 kernels it extends, whether its weights are signed bytes
-// (Q8_0) and whether it has an offset term. Q6_K runs as on AVX-512: its 16-column
-// sub-blocks fill a quarter of a tile product each, and their scaling made the tiles 0.8-1.1x
-// the AVX-512 kernel (bench/RESULTS.md).
+// Per weight type: the AVX-512 kernels it extends, its block width (kCols columns per
+// scale), whether its weights are signed bytes (Q8_0) and whether it has an offset term.
 template <TensorType T>
 struct Type;
 template <>
 struct Type<TensorType::Q8_0> {
+    static constexpr int kCols = 32;
     static constexpr bool kSigned = true, kMin = false;
     static const PackedKernels& base() { return avx512::q8_0; }
 };
 template <>
 struct Type<TensorType::Q4_0> {  // unpacked to its signed weights, level - 8
+    static constexpr int kCols = 32;
     static constexpr bool kSigned = true, kMin = false;
     static const PackedKernels& base() { return avx512::q4_0; }
 };
 template <>
 struct Type<TensorType::Q5_0> {  // unpacked to its signed weights, level - 16
+    static constexpr int kCols = 32;
     static constexpr bool kSigned = true, kMin = false;
     static const PackedKernels& base() { return avx512::q5_0; }
 };
 template <>
 struct Type<TensorType::Q4_1> {
+    static constexpr int kCols = 32;
     static constexpr bool kSigned = false, kMin = true;
     static const PackedKernels& base() { return avx512::q4_1; }
 };
 template <>
 struct Type<TensorType::Q4_K> {
+    static constexpr int kCols = 32;
     static constexpr bool kSigned = false, kMin = true;
     static const PackedKernels& base() { return avx512::q4_k; }
 };
 template <>
 struct Type<TensorType::Q5_K> {
+    static constexpr int kCols = 32;
     static constexpr bool kSigned = false, kMin = true;
     static const PackedKernels& base() { return avx512::q5_k; }
+};
+template <>
+struct Type<TensorType::Q6_K> {
+    static constexpr int kCols = 16;  // 16-column blocks: unsigned levels, one dot form
+    static constexpr bool kMin = true;
+    static const PackedKernels& base() { return avx512::q6_k; }
 };
 
 // ---- Activations: the AVX-512 rows, then (d_x, e_x) per block ------------------------------
 
 template <TensorType T>
 size_t activation_bytes(int64_t cols) {
-    return Type<T>::base().activation_bytes(cols) + (cols / kBlockCols) * 2 * sizeof(float);
+    return Type<T>::base().activation_bytes(cols) + (cols / Type<T>::kCols) * 2 * sizeof(float);
 }
 
 // Where block i's quants start in an activation row.
 template <TensorType T>
 int64_t quants_offset(int64_t i) {
     if constexpr (is_k_quant(T)) {
-        constexpr int64_t per = kQK_K / kBlockCols;
+        constexpr int64_t per = kQK_K / Type<T>::kCols;
         return (i / per) * static_cast<int64_t>(sizeof(BlockQ8_K)) + offsetof(BlockQ8_K, qs) +
-               (i % per) * kBlockCols;
+               (i % per) * Type<T>::kCols;
     } else {
         return i * static_cast<int64_t>(sizeof(BlockQ8Sum)) + offsetof(BlockQ8Sum, qs);
     }
@@ -109,14 +118,14 @@ template <TensorType T>
 void prepare_activation(const float* x, uint8_t* dst, int64_t cols) {
     Type<T>::base().prepare_activation(x, dst, cols);
     auto* f = reinterpret_cast<float*>(dst + Type<T>::base().activation_bytes(cols));
-    const int64_t n = cols / kBlockCols;
+    const int64_t n = cols / Type<T>::kCols;
     for (int64_t i = 0; i < n; ++i) {
         float d, e;
         if constexpr (is_k_quant(T)) {
-            constexpr int64_t per = kQK_K / kBlockCols;
+            constexpr int64_t per = kQK_K / Type<T>::kCols;
             const auto& b = reinterpret_cast<const BlockQ8_K*>(dst)[i / per];
             const int64_t j = i % per;
-            const int sum = b.bsums[2 * j] + b.bsums[2 * j + 1];
+            const int sum = per == 16 ? b.bsums[j] : b.bsums[2 * j] + b.bsums[2 * j + 1];
             d = b.d, e = b.d * static_cast<float>(sum);
         } else if constexpr (T == TensorType::Q4_1) {
             const auto& b = reinterpret_cast<const BlockQ8_1*>(dst)[i];
@@ -131,7 +140,7 @@ void prepare_activation(const float* x, uint8_t* dst, int64_t cols) {
 
 // ---- Weights: a group's levels as tile bytes, its scales and offsets as floats ------------
 
-// One group unpacked: per block, kBlockCols / 4 tile rows of 64 bytes, then per block 16 scales
+// One group unpacked: per block, kCols / 4 tile rows of 64 bytes, then per block 16 scales
 // d_w and 16 offsets c_w.
 struct Unpacked {
     uint8_t* levels;
@@ -208,7 +217,7 @@ KITE_AMX void unpack_super_blocks(const WeightMatrix& w, const uint8_t* group, U
         for (int j = 0; j < kSubs; ++j)
             for (int64_t r = 0; r < kRows; ++r) {
                 const int scale = scales[j * kRows + r];
-                const int min = mins[((j / 2) * kRows + r) * 2 + j % 2];
+                const int min = l.mins_are_scales ? scale : mins[((j / 2) * kRows + r) * 2 + j % 2];
                 u.scale[(s * kSubs + j) * kRows + r] = f16_to_f32(d[r]) * static_cast<float>(scale);
                 u.offset[(s * kSubs + j) * kRows + r] =
                     -f16_to_f32(dmin[r]) * static_cast<float>(min);
@@ -226,21 +235,32 @@ KITE_AMX void unpack_group(const WeightMatrix& w, const uint8_t* group, Unpacked
 
 // ---- The tile loop -------------------------------------------------------------------------
 
-// Starts block i's product into sum tile S (amx_tiles.h): its operands into operand set S.
+// Starts block i's product into sum tile S (amx_tiles.h): its operands into operand set S
+// (Q6_K's 16-column blocks have one set, tmm6 and tmm7).
 template <TensorType T, int S>
 KITE_AMX inline void start(const uint8_t* a, long stride, const uint8_t* b) {
-    if constexpr (S == 0) {
+    using Ty = Type<T>;
+    if constexpr (Ty::kCols == 16) {
+        _tile_loadd(6, a, stride);
+        _tile_loadd(7, b, 64);
+    } else if constexpr (S == 0) {
         _tile_loadd(2, a, stride);
         _tile_loadd(3, b, 64);
-        _tile_zero(0);
     } else {
         _tile_loadd(4, a, stride);
         _tile_loadd(5, b, 64);
-        _tile_zero(1);
     }
-    if constexpr (Type<T>::kSigned && S == 0)
+    if constexpr (S == 0)
+        _tile_zero(0);
+    else
+        _tile_zero(1);
+    if constexpr (Ty::kCols == 16 && S == 0)
+        _tile_dpbsud(0, 6, 7);
+    else if constexpr (Ty::kCols == 16)
+        _tile_dpbsud(1, 6, 7);
+    else if constexpr (Ty::kSigned && S == 0)
         _tile_dpbssd(0, 2, 3);
-    else if constexpr (Type<T>::kSigned)
+    else if constexpr (Ty::kSigned)
         _tile_dpbssd(1, 4, 5);
     else if constexpr (S == 0)
         _tile_dpbsud(0, 2, 3);
@@ -290,7 +310,7 @@ struct TokenTile {
 template <TensorType T>
 KITE_AMX inline __attribute__((always_inline)) void tile(TokenTile x, int64_t blocks, Unpacked u,
                                                          float* y, int64_t y_stride, int64_t rows) {
-    constexpr int64_t kTileBytes = kBlockCols * kRows;
+    constexpr int64_t kTileBytes = Type<T>::kCols * kRows;
     const long stride = static_cast<long>(x.act_bytes);
     alignas(64) int32_t sums[2][kTileTokens][kRows];
     __m512 acc[kTileTokens];
@@ -337,7 +357,7 @@ KITE_AMX void gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, 
                         group_begin, group_end);
     if (tiled == 0) return;
     configure_amx_tiles();  // the shapes tile() uses: amx_tiles.h
-    const int64_t blocks = w.cols / kBlockCols;
+    const int64_t blocks = w.cols / Ty::kCols;
     thread_local Scratch s;
     const int64_t chunk = std::max<int64_t>(1, kChunkBytes / (w.cols * kRows));
     s.levels.resize(std::max<size_t>(s.levels.size(), chunk * w.cols * kRows));
@@ -381,11 +401,6 @@ const PackedKernels q4_1 = tiled<TensorType::Q4_1>();
 const PackedKernels q5_0 = tiled<TensorType::Q5_0>();
 const PackedKernels q4_k = tiled<TensorType::Q4_K>();
 const PackedKernels q5_k = tiled<TensorType::Q5_K>();
-const PackedKernels q6_k = {Isa::Amx,
-                            kRows,
-                            avx512::q6_k.activation_bytes,
-                            avx512::q6_k.prepare_activation,
-                            avx512::q6_k.tile_groups,
-                            avx512::q6_k.gemm};
+const PackedKernels q6_k = tiled<TensorType::Q6_K>();
 
 }  // namespace kite::packed::amx
