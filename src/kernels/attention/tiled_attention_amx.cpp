@@ -35,6 +35,7 @@
 
 #include "kernels/attention/tile_softmax_avx512.h"
 #include "kernels/cpu/amx_tiles.h"
+#include "kernels/cpu/bf16_split.h"
 
 namespace kite {
 
@@ -68,28 +69,13 @@ AmxBlock& amx_block() {
     return *b;
 }
 
-// x - bf16(x): what the rounding to bf16 leaves.
-KITE_AMX_BF16 __m512 bf16_residue(__m512 x) {
-    const __m256i hi = (__m256i)_mm512_cvtneps_pbh(x);
-    return _mm512_sub_ps(x, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(hi), 16)));
-}
-
-// The bf16 pairs (even[i], odd[i]) of 16 lanes, rounded to nearest even.
-KITE_AMX_BF16 __m512i bf16_pairs(__m512 even, __m512 odd) {
-    // 16-bit lanes 0..15 hold even[], 16..31 odd[]: take them alternately.
-    const __m512i order =
-        _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
-                         21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-    return _mm512_permutexvar_epi16(order, (__m512i)_mm512_cvtne2ps_pbh(odd, even));
-}
-
 // n values (a multiple of 16) of two rows as bf16 pairs, and their residues' pairs.
 KITE_AMX_BF16 void interleave_bf16(const float* even, const float* odd, uint32_t* hi, uint32_t* lo,
                                    int64_t n) {
     for (int64_t i = 0; i < n; i += 16) {
         const __m512 e = _mm512_loadu_ps(even + i), o = _mm512_loadu_ps(odd + i);
-        _mm512_storeu_si512(hi + i, bf16_pairs(e, o));
-        _mm512_storeu_si512(lo + i, bf16_pairs(bf16_residue(e), bf16_residue(o)));
+        _mm512_storeu_si512(hi + i, interleaved_bf16(e, o));
+        _mm512_storeu_si512(lo + i, interleaved_bf16(bf16_residue(e), bf16_residue(o)));
     }
 }
 

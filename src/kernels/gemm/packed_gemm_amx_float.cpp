@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "kernels/cpu/amx_tiles.h"
+#include "kernels/cpu/bf16_split.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/gemm/packed_gemm.h"
 #include "kernels/gemm/packed_layout.h"
@@ -77,19 +78,6 @@ size_t activation_bytes(int64_t cols) {
     return base_activation_bytes<T>(cols) + (kSplit<T> ? 4 : 2) * padded_cols(cols);
 }
 
-// Round to nearest even on the bits (the bf16 in the high half): weights, finite here.
-KITE_AMX_BF16 inline __m512i round_to_bf16_bits(__m512 v) {
-    const __m512i bits = _mm512_castps_si512(v);
-    const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
-    return _mm512_add_epi32(bits, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff)));
-}
-
-// v rounded to bf16, as an f32.
-KITE_AMX_BF16 inline __m512 rounded_to_bf16(__m512 v) {
-    return _mm512_castsi512_ps(
-        _mm512_and_si512(round_to_bf16_bits(v), _mm512_set1_epi32(static_cast<int>(0xffff0000))));
-}
-
 template <TensorType T>
 KITE_AMX_BF16 void prepare_activation(const float* x, uint8_t* dst, int64_t cols) {
     if (base<T>().activation_bytes(cols) == 0)
@@ -108,8 +96,7 @@ KITE_AMX_BF16 void prepare_activation(const float* x, uint8_t* dst, int64_t cols
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi + k),
                             reinterpret_cast<const __m256i&>(h));
         if constexpr (kSplit<T>) {
-            const __m512 rest = _mm512_sub_ps(v, _mm512_cvtpbh_ps(h));
-            const __m256bh l = _mm512_cvtneps_pbh(rest);
+            const __m256bh l = _mm512_cvtneps_pbh(bf16_residue(v));
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(lo + k),
                                 reinterpret_cast<const __m256i&>(l));
         }
@@ -129,13 +116,6 @@ KITE_AMX_BF16 inline __m512 load_column(const uint8_t* group, int64_t k, int64_t
             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(group + k * kRows * 2)));
 }
 
-// The 16 rows' pairs (even in the low half of each lane) from two registers of bf16 bits in
-// their high halves.
-KITE_AMX_BF16 inline __m512i pair_bits(__m512i even, __m512i odd) {
-    return _mm512_or_si512(_mm512_and_si512(odd, _mm512_set1_epi32(static_cast<int>(0xffff0000))),
-                           _mm512_srli_epi32(even, 16));
-}
-
 template <TensorType T>
 KITE_AMX_BF16 void convert_group(const uint8_t* group, int64_t cols, uint8_t* dst) {
     const int64_t steps = padded_cols(cols) / kStepCols;
@@ -153,12 +133,9 @@ KITE_AMX_BF16 void convert_group(const uint8_t* group, int64_t cols, uint8_t* ds
             const __m512 even = load_column<T>(group, k, cols),
                          odd = load_column<T>(group, k + 1, cols);
             // w - w_hi is exact in f32 (and in bf16 for F16: at most 3 significant bits).
-            const __m512 even_hi = rounded_to_bf16(even), odd_hi = rounded_to_bf16(odd);
-            _mm512_storeu_si512(
-                hi + 64 * p, pair_bits(_mm512_castps_si512(even_hi), _mm512_castps_si512(odd_hi)));
+            _mm512_storeu_si512(hi + 64 * p, interleaved_bf16(even, odd));
             _mm512_storeu_si512(lo + 64 * p,
-                                pair_bits(round_to_bf16_bits(_mm512_sub_ps(even, even_hi)),
-                                          round_to_bf16_bits(_mm512_sub_ps(odd, odd_hi))));
+                                interleaved_bf16(bf16_residue(even), bf16_residue(odd)));
         }
     }
 }
@@ -288,18 +265,13 @@ void gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int64_t n
 }
 
 template <TensorType T>
-void prepare(const float* x, uint8_t* dst, int64_t cols) {
-    prepare_activation<T>(x, dst, cols);
-}
-
-template <TensorType T>
 int64_t tile_groups(int64_t n_tokens) {
     return base<T>().tile_groups(n_tokens);
 }
 
 template <TensorType T>
 constexpr PackedKernels tiled() {
-    return {Isa::Amx, kRows, activation_bytes<T>, prepare<T>, tile_groups<T>, gemm<T>};
+    return {Isa::Amx, kRows, activation_bytes<T>, prepare_activation<T>, tile_groups<T>, gemm<T>};
 }
 
 }  // namespace
