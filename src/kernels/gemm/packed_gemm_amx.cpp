@@ -1,11 +1,12 @@
 // The AMX level's packed kernels for the quantized types: the AVX-512 layout (16 rows per
 // group) and the AVX-512 kernels for short calls (decode, which is bound by memory
 // bandwidth), and int8 tiles for prompt-sized calls (float weights:
-// packed_gemm_amx_float.cpp).
+// packed_gemm_amx_float.cpp; Q4_K and Q5_K, whose sub-block scales are integers:
+// packed_gemm_amx_k.cpp).
 //
 // A tile product C[16 tokens][16 rows] += A[16 tokens][K bytes] . B[K / 4][16 rows x 4] reads
-// B in exactly the packed layout's order: per quad of columns, the 16 rows' 4 bytes. The
-// quantized types scale every block (or K-quant sub-block) of 32 (Q6_K: 16) columns apart,
+// B in exactly the packed layout's order: per quad of columns, the 16 rows' 4 bytes. These
+// types scale every block of 32 columns (Q6_K: sub-block of 16) apart, with a float scale,
 // so one tile product covers one block, its int32 sums are stored and scaled into float
 // accumulators on AVX-512, as the VNNI kernels scale theirs:
 //     y += C * (d_w * d_x) + c_w * e_x
@@ -14,20 +15,14 @@
 // bytes, the packed layout holds nibbles) with their scales as floats, once per call, and
 // runs every 16-token tile over them. The activation rows carry each block's two floats
 // after the AVX-512 format, so the AVX-512 kernels read the same rows.
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <vector>
 
 #include "kernels/cpu/amx_tiles.h"
+#include "kernels/gemm/packed_amx_levels.h"
 #include "kernels/gemm/packed_gemm.h"
-#include "kernels/gemm/packed_k_layout.h"
 #include "kernels/gemm/packed_layout.h"
 #include "quant/blocks.h"
 #include "quant/blocks_k.h"
@@ -36,11 +31,6 @@
 namespace kite::packed::amx {
 
 namespace {
-
-#define KITE_AMX                                                         \
-    __attribute__((                                                      \
-        target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512vnni," \
-               "avx512dq,f16c,fma")))
 
 constexpr int64_t kRows = 16;
 constexpr int64_t kTileTokens = 16;
@@ -75,18 +65,6 @@ struct Type<TensorType::Q4_1> {
     static constexpr int kCols = 32;
     static constexpr bool kSigned = false, kMin = true;
     static const PackedKernels& base() { return avx512::q4_1; }
-};
-template <>
-struct Type<TensorType::Q4_K> {
-    static constexpr int kCols = 32;
-    static constexpr bool kSigned = false, kMin = true;
-    static const PackedKernels& base() { return avx512::q4_k; }
-};
-template <>
-struct Type<TensorType::Q5_K> {
-    static constexpr int kCols = 32;
-    static constexpr bool kSigned = false, kMin = true;
-    static const PackedKernels& base() { return avx512::q5_k; }
 };
 template <>
 struct Type<TensorType::Q6_K> {
@@ -148,13 +126,6 @@ struct Unpacked {
     float* offset;
 };
 
-// The low and high nibbles of a pair register: quads 2p and 2p + 1.
-KITE_AMX inline void unpack_pair(const uint8_t* src, uint8_t* dst) {
-    const __m512i v = _mm512_loadu_si512(src), low = _mm512_set1_epi8(0x0f);
-    _mm512_storeu_si512(dst, _mm512_and_si512(v, low));
-    _mm512_storeu_si512(dst + 64, _mm512_and_si512(_mm512_srli_epi16(v, 4), low));
-}
-
 template <TensorType T>
 KITE_AMX void unpack_blocks(const WeightMatrix& w, const uint8_t* group, Unpacked u) {
     const GroupParts<const uint8_t> parts{group, quant_layout(T, kRows)};
@@ -189,27 +160,14 @@ KITE_AMX void unpack_blocks(const WeightMatrix& w, const uint8_t* group, Unpacke
     }
 }
 
-// K-quants: the nibbles, plus the high bits where the type has them (packed_k_layout.h).
+// Q6_K: its levels (packed_amx_levels.h), scales and offsets as floats.
 template <TensorType T>
 KITE_AMX void unpack_super_blocks(const WeightMatrix& w, const uint8_t* group, Unpacked u) {
     constexpr KLayout l = k_layout(T, kRows);
     constexpr int kSubs = l.sub_blocks;
     for (int64_t s = 0; s < w.cols / kQK_K; ++s) {
         const uint8_t* sb = group + s * l.super_block_bytes();
-        uint8_t* dst = u.levels + s * kQK_K * kRows;
-        for (int p = 0; p < 32; ++p) unpack_pair(sb + 64 * p, dst + 128 * p);
-        if constexpr (l.high_regs > 0) {
-            const __m512i mask = _mm512_set1_epi8(static_cast<char>((1 << l.high_bits()) - 1));
-            for (int q = 0; q < 64; ++q) {
-                const __m512i reg =
-                    _mm512_loadu_si512(sb + l.high_offset() + 64 * (q / l.quads_per_high()));
-                const __m128i shift = _mm_cvtsi32_si128((q % l.quads_per_high()) * l.high_bits());
-                const __m512i bits = _mm512_and_si512(_mm512_srl_epi16(reg, shift), mask);
-                uint8_t* level = dst + 64 * q;
-                _mm512_storeu_si512(
-                    level, _mm512_or_si512(_mm512_loadu_si512(level), _mm512_slli_epi16(bits, 4)));
-            }
-        }
+        unpack_k_levels<T>(sb, u.levels + s * kQK_K * kRows);
         const auto* scales = reinterpret_cast<const int8_t*>(sb + l.scale_offset());
         const auto* mins = reinterpret_cast<const int8_t*>(sb + l.min_offset());
         const auto* d = reinterpret_cast<const uint16_t*>(sb + l.d_offset());
@@ -399,8 +357,6 @@ const PackedKernels q8_0 = tiled<TensorType::Q8_0>();
 const PackedKernels q4_0 = tiled<TensorType::Q4_0>();
 const PackedKernels q4_1 = tiled<TensorType::Q4_1>();
 const PackedKernels q5_0 = tiled<TensorType::Q5_0>();
-const PackedKernels q4_k = tiled<TensorType::Q4_K>();
-const PackedKernels q5_k = tiled<TensorType::Q5_K>();
 const PackedKernels q6_k = tiled<TensorType::Q6_K>();
 
 }  // namespace kite::packed::amx

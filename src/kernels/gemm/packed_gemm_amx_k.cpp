@@ -1,0 +1,348 @@
+// The AMX level's kernels for Q4_K and Q5_K weights: int8 tiles for prompt-sized calls, the
+// AVX-512 kernels for the rest (decode, and the last tokens of a call that do not fill a
+// 16-token tile).
+//
+// A weight of these types is w = d * sc_j * q - dmin * m_j: levels q, 6-bit integer scales
+// sc_j and minimums m_j per 32-column sub-block j, under one f16 d and dmin per row and
+// 256-column super-block; the Q8_K activations have one float scale d_x per super-block. So
+// a super-block's S = sum_j sc_j * (x . q)_j is an integer, as the AVX-512 kernels sum it. A
+// tile cannot scale its sums per sub-block, so the scales go into the weights' bytes: with
+// sc = F * hi + lo (F = 16 for Q4_K's 4-bit levels, 8 for Q5_K's 5-bit ones), q * lo and
+// q * hi both fit the unsigned byte a tile multiplies (at most 15 * 15, or 31 * 7). Two
+// full-depth tile products per 64 columns then give
+//     S = x . (q * lo) + F * x . (q * hi)
+// exactly in int32, and a super-block needs one float scaling instead of one per sub-block:
+//     y += d_x * (d * S - dmin * M),   M = sum_j m_j * (sum of x over sub-block j)
+// with M from the activations' sub-block sums by vpdpwssd, as on AVX-512. This takes twice
+// the tile products of one product per sub-block, but an eighth of the tile stores and of the
+// vector work that bound that form (packed_gemm_amx.cpp). Each thread converts a few groups
+// of its rows once per call, and runs every 32 tokens over them while they sit in L2.
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <vector>
+
+#include "kernels/cpu/amx_tiles.h"
+#include "kernels/gemm/packed_amx_levels.h"
+#include "kernels/gemm/packed_gemm.h"
+#include "kernels/gemm/packed_k_layout.h"
+#include "kernels/gemm/packed_layout.h"
+#include "quant/blocks_k.h"
+
+namespace kite::packed::amx {
+
+namespace {
+
+constexpr int64_t kRows = 16;
+constexpr int64_t kTileTokens = 16;
+constexpr int64_t kTileBytes = 1024;          // one 16 x 64-byte tile
+constexpr int64_t kChunkBytes = 1024 * 1024;  // converted groups kept in L2 at once
+
+template <TensorType T>
+const PackedKernels& base() {
+    if constexpr (T == TensorType::Q4_K) return avx512::q4_k;
+    return avx512::q5_k;
+}
+
+// log2 F: the scales' split sc = F * hi + lo.
+template <TensorType T>
+constexpr int kHiShift = T == TensorType::Q4_K ? 4 : 3;
+
+// ---- Activations ----------------------------------------------------------------------------
+// A row: the AVX-512 kernels' (Q8_K blocks), then from the next 64-byte boundary the quants
+// again, one super-block's 256 after another (each tile row is then one cache line, not two),
+// then per super-block d_x and M's four pair sums; rows a multiple of 64 bytes.
+
+struct SuperBlockSums {
+    float d;
+    int32_t min_pairs[4];  // min_pair_sums (packed_k_layout.h)
+};
+static_assert(sizeof(SuperBlockSums) == 20);
+
+constexpr size_t round_up_64(size_t n) {
+    return (n + 63) / 64 * 64;
+}
+
+template <TensorType T>
+size_t quants_offset(int64_t cols) {
+    return round_up_64(base<T>().activation_bytes(cols));
+}
+
+template <TensorType T>
+size_t sums_offset(int64_t cols) {
+    return quants_offset<T>(cols) + cols;
+}
+
+template <TensorType T>
+size_t activation_bytes(int64_t cols) {
+    return round_up_64(sums_offset<T>(cols) + (cols / kQK_K) * sizeof(SuperBlockSums));
+}
+
+template <TensorType T>
+void prepare_activation(const float* x, uint8_t* dst, int64_t cols) {
+    base<T>().prepare_activation(x, dst, cols);
+    constexpr KLayout l = k_layout(T, kRows);
+    const auto* blocks = reinterpret_cast<const BlockQ8_K*>(dst);
+    uint8_t* quants = dst + quants_offset<T>(cols);
+    uint8_t* sums = dst + sums_offset<T>(cols);
+    for (int64_t s = 0; s < cols / kQK_K; ++s) {
+        std::memcpy(quants + s * kQK_K, blocks[s].qs, kQK_K);
+        SuperBlockSums e{blocks[s].d, {}};
+        for (int k = 0; k < 4; ++k) e.min_pairs[k] = min_pair_sums(blocks[s], l, k);
+        std::memcpy(sums + s * sizeof(SuperBlockSums), &e, sizeof(e));
+    }
+}
+
+// ---- Weights: per super-block, the tiles of q * lo and q * hi, then M's and the scaling's
+// factors -----------------------------------------------------------------------------------
+
+constexpr int64_t kLoOffset = 0;                   // 4 column steps of one tile each
+constexpr int64_t kHiOffset = 4 * kTileBytes;      // the same for q * hi
+constexpr int64_t kMinOffset = 8 * kTileBytes;     // 4 x 16 rows x (m_2k, m_2k+1) as int16
+constexpr int64_t kDOffset = kMinOffset + 4 * 64;  // 16 floats
+constexpr int64_t kDminOffset = kDOffset + 64;     // 16 floats
+constexpr int64_t kSuperBlockBytes = kDminOffset + 64;
+
+int64_t converted_group_bytes(int64_t cols) {
+    return cols / kQK_K * kSuperBlockBytes;
+}
+
+// The bytes q * f of one 64-byte line (16 rows x 4 levels) with 16-bit words f, each row's
+// factor in both words of its 4 bytes. Every product fits a byte, so the odd bytes' products
+// shift back into place.
+KITE_AMX inline __m512i times(__m512i q, __m512i f) {
+    const __m512i even = _mm512_mullo_epi16(_mm512_and_si512(q, _mm512_set1_epi16(0xff)), f);
+    const __m512i odd = _mm512_mullo_epi16(_mm512_srli_epi16(q, 8), f);
+    return _mm512_or_si512(even, _mm512_slli_epi16(odd, 8));
+}
+
+// 16 rows' factors (bytes) as the 16-bit words times() takes.
+KITE_AMX inline __m512i row_words(__m128i factors) {
+    const __m512i v = _mm512_cvtepu8_epi32(factors);
+    return _mm512_or_si512(v, _mm512_slli_epi32(v, 16));
+}
+
+template <TensorType T>
+KITE_AMX void convert_group(const uint8_t* group, int64_t cols, uint8_t* dst) {
+    constexpr KLayout l = k_layout(T, kRows);
+    for (int64_t s = 0; s < cols / kQK_K; ++s, dst += kSuperBlockBytes) {
+        const uint8_t* sb = group + s * l.super_block_bytes();
+        unpack_k_levels<T>(sb, dst + kLoOffset);
+        for (int j = 0; j < l.sub_blocks; ++j) {  // 8 lines (32 columns) each
+            const __m128i sc =
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(sb + l.scale_offset() + j * 16));
+            const __m512i lo = row_words(_mm_and_si128(sc, _mm_set1_epi8((1 << kHiShift<T>)-1)));
+            // The low bits cleared first, so that none shifts into the byte below.
+            const __m512i hi = row_words(_mm_srli_epi16(
+                _mm_andnot_si128(_mm_set1_epi8((1 << kHiShift<T>)-1), sc), kHiShift<T>));
+            for (int line = 8 * j; line < 8 * j + 8; ++line) {
+                const __m512i q = _mm512_loadu_si512(dst + kLoOffset + 64 * line);
+                _mm512_storeu_si512(dst + kLoOffset + 64 * line, times(q, lo));
+                _mm512_storeu_si512(dst + kHiOffset + 64 * line, times(q, hi));
+            }
+        }
+        for (int k = 0; k < 4; ++k)
+            _mm512_storeu_si512(
+                dst + kMinOffset + 64 * k,
+                _mm512_cvtepi8_epi16(_mm256_loadu_si256(
+                    reinterpret_cast<const __m256i*>(sb + l.min_offset() + 2 * kRows * k))));
+        _mm512_storeu_ps(dst + kDOffset, _mm512_cvtph_ps(_mm256_loadu_si256(
+                                             reinterpret_cast<const __m256i*>(sb + l.d_offset()))));
+        _mm512_storeu_ps(dst + kDminOffset,
+                         _mm512_cvtph_ps(_mm256_loadu_si256(
+                             reinterpret_cast<const __m256i*>(sb + l.dmin_offset()))));
+    }
+}
+
+// ---- The tile loop --------------------------------------------------------------------------
+//   tmm0, 1  S's two parts (q * lo, q * hi) of token tile 0; tmm2, 3 those of token tile 1
+//   tmm4, 5  the activations of the two token tiles for one 64-column step
+//   tmm6, 7  the weights q * lo and q * hi for that step
+
+// Column step k (of 4) of one unit's products: a holds the unit's first token's quants of the
+// super-block (act_bytes apart), b the converted super-block.
+template <int TT>
+KITE_AMX inline __attribute__((always_inline)) void products(const uint8_t* a, long act_bytes,
+                                                             const uint8_t* b, int k) {
+    if (k == 0) {
+        _tile_zero(0);
+        _tile_zero(1);
+        if constexpr (TT > 1) {
+            _tile_zero(2);
+            _tile_zero(3);
+        }
+    }
+    _tile_loadd(4, a + 64 * k, act_bytes);
+    if constexpr (TT > 1) _tile_loadd(5, a + 64 * k + kTileTokens * act_bytes, act_bytes);
+    _tile_loadd(6, b + kLoOffset + kTileBytes * k, 64);
+    _tile_dpbsud(0, 4, 6);
+    if constexpr (TT > 1) _tile_dpbsud(2, 5, 6);
+    _tile_loadd(7, b + kHiOffset + kTileBytes * k, 64);
+    _tile_dpbsud(1, 4, 7);
+    if constexpr (TT > 1) _tile_dpbsud(3, 5, 7);
+}
+
+template <int TT>
+KITE_AMX inline __attribute__((always_inline)) void store(int32_t (*sums)[kTileTokens][kRows]) {
+    _tile_stored(0, sums[0], 64);
+    _tile_stored(1, sums[1], 64);
+    if constexpr (TT > 1) {
+        _tile_stored(2, sums[2], 64);
+        _tile_stored(3, sums[3], 64);
+    }
+}
+
+// A converted super-block's factors of the scaling.
+struct Factors {
+    __m512 d, dmin;
+    __m512i mins[4];
+};
+
+KITE_AMX inline __attribute__((always_inline)) Factors factors(const uint8_t* b) {
+    Factors f{_mm512_loadu_ps(b + kDOffset), _mm512_loadu_ps(b + kDminOffset), {}};
+    for (int k = 0; k < 4; ++k) f.mins[k] = _mm512_loadu_si512(b + kMinOffset + 64 * k);
+    return f;
+}
+
+// acc[m] += d_x * (d * S - dmin * M) for tokens [m0, m1) of one stored unit (kFirst: acc[m] =
+// that); token m's SuperBlockSums at e + m * act_bytes.
+template <TensorType T, bool kFirst>
+KITE_AMX inline __attribute__((always_inline)) void scale(const int32_t (*sums)[kTileTokens][kRows],
+                                                          const uint8_t* e, size_t act_bytes,
+                                                          const Factors& f, float* acc, int m0,
+                                                          int m1) {
+    for (int m = m0; m < m1; ++m) {
+        const int i = m / kTileTokens, t = m % kTileTokens;
+        const __m512i s =
+            _mm512_add_epi32(_mm512_load_si512(sums[2 * i][t]),
+                             _mm512_slli_epi32(_mm512_load_si512(sums[2 * i + 1][t]), kHiShift<T>));
+        SuperBlockSums x;
+        std::memcpy(&x, e + m * act_bytes, sizeof(x));
+        __m512i mm = _mm512_dpwssd_epi32(_mm512_setzero_si512(), f.mins[0],
+                                         _mm512_set1_epi32(x.min_pairs[0]));
+        for (int k = 1; k < 4; ++k)
+            mm = _mm512_dpwssd_epi32(mm, f.mins[k], _mm512_set1_epi32(x.min_pairs[k]));
+        const __m512 v = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mm), f.dmin,
+                                          _mm512_mul_ps(_mm512_cvtepi32_ps(s), f.d));
+        const __m512 dx = _mm512_set1_ps(x.d);
+        _mm512_store_ps(acc + kRows * m,
+                        kFirst ? _mm512_mul_ps(v, dx)
+                               : _mm512_fmadd_ps(v, dx, _mm512_load_ps(acc + kRows * m)));
+    }
+}
+
+// acc (n_units x TT * 16 tokens x 16 rows) = the tokens at a times one converted group g.
+// Super-block by super-block, so that its weights stay in L1 while every unit of tokens
+// passes over them. A unit's sums are scaled a quarter at a time between the next unit's
+// column steps: the tile registers are not renamed, so a tile load waits in order for the
+// products before it, and vector work placed behind it would wait with it.
+template <TensorType T, int TT>
+KITE_AMX void group_tokens(const uint8_t* a, size_t act_bytes, int64_t quants_offset,
+                           int64_t sums_offset, int64_t n_units, int64_t n_super, const uint8_t* g,
+                           float* acc) {
+    constexpr int kUnitTokens = TT * kTileTokens, kQuarter = kUnitTokens / 4;
+    alignas(64) int32_t sums[4][kTileTokens][kRows];
+    const long stride = static_cast<long>(act_bytes);
+    auto tokens = [&](int64_t u) { return a + u * kUnitTokens * act_bytes; };
+    auto quants = [&](int64_t s, int64_t u) { return tokens(u) + quants_offset + s * kQK_K; };
+    auto weights = [&](int64_t s) { return g + s * kSuperBlockBytes; };
+    for (int k = 0; k < 4; ++k) products<TT>(quants(0, 0), stride, weights(0), k);
+    for (int64_t s = 0; s < n_super; ++s) {
+        const Factors f = factors(weights(s));
+        for (int64_t u = 0; u < n_units; ++u) {
+            store<TT>(sums);
+            asm volatile("" ::: "memory");  // the tile stores wrote the sums (their asm says not)
+            // The next unit: the next tokens, or the first ones on the next super-block.
+            const bool last_unit = u + 1 == n_units, next = !last_unit || s + 1 < n_super;
+            const uint8_t* next_a = last_unit ? quants(s + 1, 0) : quants(s, u + 1);
+            const uint8_t* next_b = weights(last_unit ? s + 1 : s);
+            const uint8_t* e =
+                tokens(u) + sums_offset + s * static_cast<int64_t>(sizeof(SuperBlockSums));
+            float* unit_acc = acc + u * kUnitTokens * kRows;
+            for (int k = 0; k < 4; ++k) {
+                if (next) products<TT>(next_a, stride, next_b, k);
+                if (s == 0)
+                    scale<T, true>(sums, e, act_bytes, f, unit_acc, k * kQuarter,
+                                   (k + 1) * kQuarter);
+                else
+                    scale<T, false>(sums, e, act_bytes, f, unit_acc, k * kQuarter,
+                                    (k + 1) * kQuarter);
+            }
+        }
+    }
+}
+
+// Buffers of one thread, grown to the largest call and kept.
+struct Scratch {
+    std::vector<uint8_t> groups;
+};
+
+// Tokens per pass over a group: their activations stay in L2 (a 4,864-column row is 5 KB).
+constexpr int64_t kTokenBlock = 64;
+
+template <TensorType T>
+KITE_AMX void tiled_gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int64_t tiled,
+                         float* y, int64_t group_begin, int64_t group_end) {
+    configure_full_amx_tiles();
+    const int64_t n_super = w.cols / kQK_K, converted = converted_group_bytes(w.cols);
+    const int64_t chunk = std::max<int64_t>(1, kChunkBytes / converted);
+    thread_local Scratch s;
+    s.groups.resize(std::max<size_t>(s.groups.size(), chunk * converted + 64));
+    uint8_t* groups = s.groups.data() + (-reinterpret_cast<uintptr_t>(s.groups.data()) & 63);
+    alignas(64) float acc[kTokenBlock * kRows];
+    const int64_t packed_bytes = group_bytes(w, kRows);
+    const auto quants = static_cast<int64_t>(quants_offset<T>(w.cols));
+    const auto sums = static_cast<int64_t>(sums_offset<T>(w.cols));
+    for (int64_t g0 = group_begin; g0 < group_end; g0 += chunk) {
+        const int64_t g1 = std::min(group_end, g0 + chunk);
+        for (int64_t g = g0; g < g1; ++g)
+            convert_group<T>(w.packed + g * packed_bytes, w.cols, groups + (g - g0) * converted);
+        asm volatile("" ::: "memory");  // the tile loads read these bytes (their asm says not)
+        for (int64_t t = 0; t < tiled; t += kTokenBlock) {
+            const int64_t tokens = std::min(kTokenBlock, tiled - t);
+            const int64_t pairs = tokens / (2 * kTileTokens);  // then one 16-token tile, or none
+            const uint8_t* a = act + t * act_bytes;
+            for (int64_t g = g0; g < g1; ++g) {
+                const uint8_t* group = groups + (g - g0) * converted;
+                if (pairs > 0)
+                    group_tokens<T, 2>(a, act_bytes, quants, sums, pairs, n_super, group, acc);
+                if (tokens % (2 * kTileTokens) != 0)
+                    group_tokens<T, 1>(a + pairs * 2 * kTileTokens * act_bytes, act_bytes, quants,
+                                       sums, 1, n_super, group,
+                                       acc + pairs * 2 * kTileTokens * kRows);
+                const int64_t rows = std::min(kRows, w.rows - g * kRows);
+                const __mmask16 keep = static_cast<__mmask16>((1u << rows) - 1);
+                for (int64_t m = 0; m < tokens; ++m)
+                    _mm512_mask_storeu_ps(y + (t + m) * w.rows + g * kRows, keep,
+                                          _mm512_load_ps(acc + m * kRows));
+            }
+        }
+    }
+}
+
+template <TensorType T>
+void gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int64_t n_tokens, float* y,
+          int64_t group_begin, int64_t group_end) {
+    const int64_t tiled = n_tokens / kTileTokens * kTileTokens;
+    if (tiled < n_tokens)  // the last tokens (all of them for decode) run on AVX-512
+        base<T>().gemm(w, act + tiled * act_bytes, act_bytes, n_tokens - tiled, y + tiled * w.rows,
+                       group_begin, group_end);
+    if (tiled > 0) tiled_gemm<T>(w, act, act_bytes, tiled, y, group_begin, group_end);
+}
+
+template <TensorType T>
+int64_t tile_groups(int64_t n_tokens) {
+    return base<T>().tile_groups(n_tokens);
+}
+
+template <TensorType T>
+constexpr PackedKernels tiled() {
+    return {Isa::Amx, kRows, activation_bytes<T>, prepare_activation<T>, tile_groups<T>, gemm<T>};
+}
+
+}  // namespace
+
+const PackedKernels q4_k = tiled<TensorType::Q4_K>();
+const PackedKernels q5_k = tiled<TensorType::Q5_K>();
+
+}  // namespace kite::packed::amx
