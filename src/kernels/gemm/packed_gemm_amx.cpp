@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "kernels/cpu/amx_tiles.h"
+#include "kernels/cpu/tile_buffer.h"
 #include "kernels/gemm/packed_amx_levels.h"
 #include "kernels/gemm/packed_gemm.h"
 #include "kernels/gemm/packed_layout.h"
@@ -300,8 +301,7 @@ KITE_AMX inline __attribute__((always_inline)) void tile(TokenTile x, int64_t bl
 
 // Buffers of one thread, grown to the largest call and kept.
 struct Scratch {
-    std::vector<uint8_t> levels;
-    std::vector<float> scales;
+    TileBuffer levels, scales;
     std::vector<int64_t> quants;
 };
 
@@ -318,8 +318,8 @@ KITE_AMX void gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, 
     const int64_t blocks = w.cols / Ty::kCols;
     thread_local Scratch s;
     const int64_t chunk = std::max<int64_t>(1, kChunkBytes / (w.cols * kRows));
-    s.levels.resize(std::max<size_t>(s.levels.size(), chunk * w.cols * kRows));
-    s.scales.resize(std::max<size_t>(s.scales.size(), chunk * blocks * kRows * 2));
+    uint8_t* levels = s.levels.bytes(chunk * w.cols * kRows);
+    float* scales = s.scales.items<float>(chunk * blocks * kRows * 2);
     s.quants.resize(blocks);
     for (int64_t i = 0; i < blocks; ++i) s.quants[i] = quants_offset<T>(i);
     const int64_t floats_offset = static_cast<int64_t>(Ty::base().activation_bytes(w.cols));
@@ -327,8 +327,8 @@ KITE_AMX void gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, 
     for (int64_t g0 = group_begin; g0 < group_end; g0 += chunk) {
         const int64_t g1 = std::min(group_end, g0 + chunk);
         auto unpacked = [&](int64_t g) {
-            float* sc = s.scales.data() + (g - g0) * blocks * kRows * 2;
-            return Unpacked{s.levels.data() + (g - g0) * w.cols * kRows, sc, sc + blocks * kRows};
+            float* sc = scales + (g - g0) * blocks * kRows * 2;
+            return Unpacked{levels + (g - g0) * w.cols * kRows, sc, sc + blocks * kRows};
         };
         for (int64_t g = g0; g < g1; ++g) unpack_group<T>(w, w.packed + g * bytes, unpacked(g));
         asm volatile("" ::: "memory");  // the tile loads read these bytes (their asm says not)

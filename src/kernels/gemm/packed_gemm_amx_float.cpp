@@ -23,11 +23,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <vector>
 
 #include "kernels/cpu/amx_tiles.h"
 #include "kernels/cpu/bf16_split.h"
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/tile_buffer.h"
 #include "kernels/gemm/packed_gemm.h"
 #include "kernels/gemm/packed_layout.h"
 
@@ -212,8 +212,7 @@ constexpr TileBlockFn kTileBlocks[2][2] = {{tile_block<T, 1, 1>, tile_block<T, 1
 
 // Buffers of one thread, grown to the largest call and kept.
 struct Scratch {
-    std::vector<uint8_t> groups;
-    std::vector<float> sums;
+    TileBuffer groups, sums;
 };
 
 template <TensorType T>
@@ -224,28 +223,27 @@ KITE_AMX_BF16 void tiled_gemm(const WeightMatrix& w, const uint8_t* act, size_t 
     const int64_t steps = padded / kStepCols;
     const int64_t chunk = std::max<int64_t>(2, kChunkBytes / converted / 2 * 2);
     thread_local Scratch s;
-    s.groups.resize(std::max<size_t>(s.groups.size(), chunk * converted));
-    s.sums.resize(std::max<size_t>(s.sums.size(), chunk * 2 * kTileTokens * kRows));
+    uint8_t* groups = s.groups.bytes(chunk * converted);
+    float* sums_of_chunk = s.sums.items<float>(chunk * 2 * kTileTokens * kRows);
     const int64_t packed_bytes = group_bytes(w, kRows);
     const uint8_t* a = act + base_activation_bytes<T>(w.cols);
     for (int64_t g0 = group_begin; g0 < group_end; g0 += chunk) {
         const int64_t g1 = std::min(group_end, g0 + chunk);
         for (int64_t g = g0; g < g1; ++g)
-            convert_group<T>(w.packed + g * packed_bytes, w.cols,
-                             s.groups.data() + (g - g0) * converted);
+            convert_group<T>(w.packed + g * packed_bytes, w.cols, groups + (g - g0) * converted);
         asm volatile("" ::: "memory");  // the tile loads read these bytes (their asm says not)
         for (int64_t t = 0; t < tiled; t += 2 * kTileTokens) {
             const int64_t tt = std::min<int64_t>(2, (tiled - t) / kTileTokens);
             for (int64_t g = g0; g < g1; g += 2)
                 kTileBlocks<T>[tt - 1][std::min<int64_t>(2, g1 - g) - 1](
                     a + t * act_bytes, static_cast<long>(act_bytes), padded * 2, steps,
-                    s.groups.data() + (g - g0) * converted, converted,
-                    s.sums.data() + (g - g0) * 2 * kTileTokens * kRows);
+                    groups + (g - g0) * converted, converted,
+                    sums_of_chunk + (g - g0) * 2 * kTileTokens * kRows);
             asm volatile("" ::: "memory");  // the tile stores wrote the sums
             for (int64_t g = g0; g < g1; ++g) {
                 const int64_t rows = std::min(kRows, w.rows - g * kRows);
                 const __mmask16 keep = static_cast<__mmask16>((1u << rows) - 1);
-                const float* sums = s.sums.data() + (g - g0) * 2 * kTileTokens * kRows;
+                const float* sums = sums_of_chunk + (g - g0) * 2 * kTileTokens * kRows;
                 for (int64_t m = 0; m < tt * kTileTokens; ++m)
                     _mm512_mask_storeu_ps(y + (t + m) * w.rows + g * kRows, keep,
                                           _mm512_loadu_ps(sums + m * kRows));

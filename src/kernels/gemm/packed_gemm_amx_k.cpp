@@ -20,9 +20,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
-#include <vector>
 
 #include "kernels/cpu/amx_tiles.h"
+#include "kernels/cpu/tile_buffer.h"
 #include "kernels/gemm/packed_amx_levels.h"
 #include "kernels/gemm/packed_gemm.h"
 #include "kernels/gemm/packed_k_layout.h"
@@ -274,7 +274,7 @@ KITE_AMX void group_tokens(const uint8_t* a, size_t act_bytes, int64_t quants_of
 
 // Buffers of one thread, grown to the largest call and kept.
 struct Scratch {
-    std::vector<uint8_t> groups;
+    TileBuffer groups;
 };
 
 // Tokens per pass over a group: their activations stay in L2 (a 4,864-column row is 5 KB).
@@ -287,8 +287,7 @@ KITE_AMX void tiled_gemm(const WeightMatrix& w, const uint8_t* act, size_t act_b
     const int64_t n_super = w.cols / kQK_K, converted = converted_group_bytes(w.cols);
     const int64_t chunk = std::max<int64_t>(1, kChunkBytes / converted);
     thread_local Scratch s;
-    s.groups.resize(std::max<size_t>(s.groups.size(), chunk * converted + 64));
-    uint8_t* groups = s.groups.data() + (-reinterpret_cast<uintptr_t>(s.groups.data()) & 63);
+    uint8_t* groups = s.groups.bytes(chunk * converted);
     alignas(64) float acc[kTokenBlock * kRows];
     const int64_t packed_bytes = group_bytes(w, kRows);
     const auto quants = static_cast<int64_t>(quants_offset<T>(w.cols));
