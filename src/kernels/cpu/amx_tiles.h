@@ -7,9 +7,10 @@
 //   tmm0, tmm1  int32 sums: 16 rows x 16 columns (64 bytes)
 //   tmm2, tmm3  a 32-column block: 16 rows x 32 bytes of activations, 8 x 64 of weights
 //   tmm4, tmm5  the same, for the next block while one runs
-//   tmm6, tmm7  a 16-column block (Q6_K): 16 x 16 bytes and 4 x 64
+//   tmm6, tmm7  not configured
 // The full one (configure_full_amx_tiles): all 8 tiles 16 rows x 64 bytes, for the bf16
-// attention tiles (16 x 32 bf16 times 32 x 16) and the peak loop.
+// attention tiles (16 x 32 bf16 times 32 x 16), the float and K-quant weight tiles and the
+// peak loop.
 #pragma once
 
 namespace kite {

@@ -1,12 +1,12 @@
 // The AMX level's packed kernels for the quantized types: the AVX-512 layout (16 rows per
 // group) and the AVX-512 kernels for short calls (decode, which is bound by memory
 // bandwidth), and int8 tiles for prompt-sized calls (float weights:
-// packed_gemm_amx_float.cpp; Q4_K and Q5_K, whose sub-block scales are integers:
+// packed_gemm_amx_float.cpp; the K-quants, whose sub-block scales are integers:
 // packed_gemm_amx_k.cpp).
 //
 // A tile product C[16 tokens][16 rows] += A[16 tokens][K bytes] . B[K / 4][16 rows x 4] reads
 // B in exactly the packed layout's order: per quad of columns, the 16 rows' 4 bytes. These
-// types scale every block of 32 columns (Q6_K: sub-block of 16) apart, with a float scale,
+// types (Q8_0, Q4_0, Q4_1, Q5_0) scale every block of 32 columns apart, with a float scale,
 // so one tile product covers one block, its int32 sums are stored and scaled into float
 // accumulators on AVX-512, as the VNNI kernels scale theirs:
 //     y += C * (d_w * d_x) + c_w * e_x
@@ -26,7 +26,6 @@
 #include "kernels/gemm/packed_gemm.h"
 #include "kernels/gemm/packed_layout.h"
 #include "quant/blocks.h"
-#include "quant/blocks_k.h"
 #include "quant/fp16.h"
 
 namespace kite::packed::amx {
@@ -39,74 +38,53 @@ constexpr int64_t kTileTokens = 16;
 // passes over them.
 constexpr int64_t kChunkBytes = 768 * 1024;
 
-// Per weight type: the AVX-512 kernels it extends, its block width (kCols columns per
-// scale), whether its weights are signed bytes (Q8_0) and whether it has an offset term.
+// Per weight type: the AVX-512 kernels it extends, whether its weights are unpacked to signed
+// bytes and whether it has an offset term.
 template <TensorType T>
 struct Type;
 template <>
 struct Type<TensorType::Q8_0> {
-    static constexpr int kCols = 32;
     static constexpr bool kSigned = true, kMin = false;
     static const PackedKernels& base() { return avx512::q8_0; }
 };
 template <>
 struct Type<TensorType::Q4_0> {  // unpacked to its signed weights, level - 8
-    static constexpr int kCols = 32;
     static constexpr bool kSigned = true, kMin = false;
     static const PackedKernels& base() { return avx512::q4_0; }
 };
 template <>
 struct Type<TensorType::Q5_0> {  // unpacked to its signed weights, level - 16
-    static constexpr int kCols = 32;
     static constexpr bool kSigned = true, kMin = false;
     static const PackedKernels& base() { return avx512::q5_0; }
 };
 template <>
 struct Type<TensorType::Q4_1> {
-    static constexpr int kCols = 32;
     static constexpr bool kSigned = false, kMin = true;
     static const PackedKernels& base() { return avx512::q4_1; }
-};
-template <>
-struct Type<TensorType::Q6_K> {
-    static constexpr int kCols = 16;  // 16-column blocks: unsigned levels, one dot form
-    static constexpr bool kMin = true;
-    static const PackedKernels& base() { return avx512::q6_k; }
 };
 
 // ---- Activations: the AVX-512 rows, then (d_x, e_x) per block ------------------------------
 
 template <TensorType T>
 size_t activation_bytes(int64_t cols) {
-    return Type<T>::base().activation_bytes(cols) + (cols / Type<T>::kCols) * 2 * sizeof(float);
+    return Type<T>::base().activation_bytes(cols) + (cols / kQK) * 2 * sizeof(float);
 }
 
 // Where block i's quants start in an activation row.
 template <TensorType T>
 int64_t quants_offset(int64_t i) {
-    if constexpr (is_k_quant(T)) {
-        constexpr int64_t per = kQK_K / Type<T>::kCols;
-        return (i / per) * static_cast<int64_t>(sizeof(BlockQ8_K)) + offsetof(BlockQ8_K, qs) +
-               (i % per) * Type<T>::kCols;
-    } else {
-        return i * static_cast<int64_t>(sizeof(BlockQ8Sum)) + offsetof(BlockQ8Sum, qs);
-    }
+    return i * static_cast<int64_t>(sizeof(PackedActivation<T>)) +
+           offsetof(PackedActivation<T>, qs);
 }
 
 template <TensorType T>
 void prepare_activation(const float* x, uint8_t* dst, int64_t cols) {
     Type<T>::base().prepare_activation(x, dst, cols);
     auto* f = reinterpret_cast<float*>(dst + Type<T>::base().activation_bytes(cols));
-    const int64_t n = cols / Type<T>::kCols;
+    const int64_t n = cols / kQK;
     for (int64_t i = 0; i < n; ++i) {
         float d, e;
-        if constexpr (is_k_quant(T)) {
-            constexpr int64_t per = kQK_K / Type<T>::kCols;
-            const auto& b = reinterpret_cast<const BlockQ8_K*>(dst)[i / per];
-            const int64_t j = i % per;
-            const int sum = per == 16 ? b.bsums[j] : b.bsums[2 * j] + b.bsums[2 * j + 1];
-            d = b.d, e = b.d * static_cast<float>(sum);
-        } else if constexpr (T == TensorType::Q4_1) {
+        if constexpr (T == TensorType::Q4_1) {
             const auto& b = reinterpret_cast<const BlockQ8_1*>(dst)[i];
             d = f16_to_f32(b.d), e = f16_to_f32(b.s);
         } else {
@@ -161,48 +139,13 @@ KITE_AMX void unpack_blocks(const WeightMatrix& w, const uint8_t* group, Unpacke
     }
 }
 
-// Q6_K: its levels (packed_amx_levels.h), scales and offsets as floats.
-template <TensorType T>
-KITE_AMX void unpack_super_blocks(const WeightMatrix& w, const uint8_t* group, Unpacked u) {
-    constexpr KLayout l = k_layout(T, kRows);
-    constexpr int kSubs = l.sub_blocks;
-    for (int64_t s = 0; s < w.cols / kQK_K; ++s) {
-        const uint8_t* sb = group + s * l.super_block_bytes();
-        unpack_k_levels<T>(sb, u.levels + s * kQK_K * kRows);
-        const auto* scales = reinterpret_cast<const int8_t*>(sb + l.scale_offset());
-        const auto* mins = reinterpret_cast<const int8_t*>(sb + l.min_offset());
-        const auto* d = reinterpret_cast<const uint16_t*>(sb + l.d_offset());
-        const auto* dmin = reinterpret_cast<const uint16_t*>(sb + l.dmin_offset());
-        for (int j = 0; j < kSubs; ++j)
-            for (int64_t r = 0; r < kRows; ++r) {
-                const int scale = scales[j * kRows + r];
-                const int min = l.mins_are_scales ? scale : mins[((j / 2) * kRows + r) * 2 + j % 2];
-                u.scale[(s * kSubs + j) * kRows + r] = f16_to_f32(d[r]) * static_cast<float>(scale);
-                u.offset[(s * kSubs + j) * kRows + r] =
-                    -f16_to_f32(dmin[r]) * static_cast<float>(min);
-            }
-    }
-}
-
-template <TensorType T>
-KITE_AMX void unpack_group(const WeightMatrix& w, const uint8_t* group, Unpacked u) {
-    if constexpr (is_k_quant(T))
-        unpack_super_blocks<T>(w, group, u);
-    else
-        unpack_blocks<T>(w, group, u);
-}
-
 // ---- The tile loop -------------------------------------------------------------------------
 
-// Starts block i's product into sum tile S (amx_tiles.h): its operands into operand set S
-// (Q6_K's 16-column blocks have one set, tmm6 and tmm7).
+// Starts block i's product into sum tile S (amx_tiles.h): its operands into operand set S.
 template <TensorType T, int S>
 KITE_AMX inline void start(const uint8_t* a, long stride, const uint8_t* b) {
     using Ty = Type<T>;
-    if constexpr (Ty::kCols == 16) {
-        _tile_loadd(6, a, stride);
-        _tile_loadd(7, b, 64);
-    } else if constexpr (S == 0) {
+    if constexpr (S == 0) {
         _tile_loadd(2, a, stride);
         _tile_loadd(3, b, 64);
     } else {
@@ -213,11 +156,7 @@ KITE_AMX inline void start(const uint8_t* a, long stride, const uint8_t* b) {
         _tile_zero(0);
     else
         _tile_zero(1);
-    if constexpr (Ty::kCols == 16 && S == 0)
-        _tile_dpbsud(0, 6, 7);
-    else if constexpr (Ty::kCols == 16)
-        _tile_dpbsud(1, 6, 7);
-    else if constexpr (Ty::kSigned && S == 0)
+    if constexpr (Ty::kSigned && S == 0)
         _tile_dpbssd(0, 2, 3);
     else if constexpr (Ty::kSigned)
         _tile_dpbssd(1, 4, 5);
@@ -269,7 +208,7 @@ struct TokenTile {
 template <TensorType T>
 KITE_AMX inline __attribute__((always_inline)) void tile(TokenTile x, int64_t blocks, Unpacked u,
                                                          float* y, int64_t y_stride, int64_t rows) {
-    constexpr int64_t kTileBytes = Type<T>::kCols * kRows;
+    constexpr int64_t kTileBytes = kQK * kRows;
     const long stride = static_cast<long>(x.act_bytes);
     alignas(64) int32_t sums[2][kTileTokens][kRows];
     __m512 acc[kTileTokens];
@@ -315,7 +254,7 @@ KITE_AMX void gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, 
                         group_begin, group_end);
     if (tiled == 0) return;
     configure_amx_tiles();  // the shapes tile() uses: amx_tiles.h
-    const int64_t blocks = w.cols / Ty::kCols;
+    const int64_t blocks = w.cols / kQK;
     thread_local Scratch s;
     const int64_t chunk = std::max<int64_t>(1, kChunkBytes / (w.cols * kRows));
     uint8_t* levels = s.levels.bytes(chunk * w.cols * kRows);
@@ -330,7 +269,7 @@ KITE_AMX void gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, 
             float* sc = scales + (g - g0) * blocks * kRows * 2;
             return Unpacked{levels + (g - g0) * w.cols * kRows, sc, sc + blocks * kRows};
         };
-        for (int64_t g = g0; g < g1; ++g) unpack_group<T>(w, w.packed + g * bytes, unpacked(g));
+        for (int64_t g = g0; g < g1; ++g) unpack_blocks<T>(w, w.packed + g * bytes, unpacked(g));
         asm volatile("" ::: "memory");  // the tile loads read these bytes (their asm says not)
         for (int64_t t = 0; t < tiled; t += kTileTokens) {
             for (int64_t g = g0; g < g1; ++g)
@@ -357,6 +296,5 @@ const PackedKernels q8_0 = tiled<TensorType::Q8_0>();
 const PackedKernels q4_0 = tiled<TensorType::Q4_0>();
 const PackedKernels q4_1 = tiled<TensorType::Q4_1>();
 const PackedKernels q5_0 = tiled<TensorType::Q5_0>();
-const PackedKernels q6_k = tiled<TensorType::Q6_K>();
 
 }  // namespace kite::packed::amx

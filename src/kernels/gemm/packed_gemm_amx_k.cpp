@@ -1,22 +1,22 @@
-// The AMX level's kernels for Q4_K and Q5_K weights: int8 tiles for prompt-sized calls, the
-// AVX-512 kernels for the rest (decode, and the last tokens of a call that do not fill a
-// 16-token tile).
+// The AMX level's kernels for the K-quants (Q4_K, Q5_K, Q6_K): int8 tiles for prompt-sized
+// calls, the AVX-512 kernels for the rest (decode, and the last tokens of a call that do not
+// fill a 16-token tile).
 //
-// A weight of these types is w = d * sc_j * q - dmin * m_j: levels q, 6-bit integer scales
-// sc_j and minimums m_j per 32-column sub-block j, under one f16 d and dmin per row and
-// 256-column super-block; the Q8_K activations have one float scale d_x per super-block. So
-// a super-block's S = sum_j sc_j * (x . q)_j is an integer, as the AVX-512 kernels sum it. A
-// tile cannot scale its sums per sub-block, so the scales go into the weights' bytes: with
-// sc = F * hi + lo (F = 16 for Q4_K's 4-bit levels, 8 for Q5_K's 5-bit ones), q * lo and
-// q * hi both fit the unsigned byte a tile multiplies (at most 15 * 15, or 31 * 7). Two
-// full-depth tile products per 64 columns then give
-//     S = x . (q * lo) + F * x . (q * hi)
+// Their weights are w = d * W - dmin * m_j with an integer W per weight: W = sc_j * q for
+// Q4_K and Q5_K (levels q, 6-bit sub-block scales sc_j; at most 63 * 31), W = sc_j * (q - 32)
+// for Q6_K (int8 sc_j; |W| <= 4096, and no minimum), under one f16 d and dmin per row and
+// 256-column super-block. The Q8_K activations have one float scale d_x per super-block, so
+// a super-block's S = x . W is an integer, as the AVX-512 kernels sum it. A tile cannot scale
+// its sums per sub-block, but W fits two bytes, W = 256 * h + l with l unsigned and h signed,
+// so two full-depth tile products per 64 columns give
+//     S = x . l + 256 * x . h
 // exactly in int32, and a super-block needs one float scaling instead of one per sub-block:
 //     y += d_x * (d * S - dmin * M),   M = sum_j m_j * (sum of x over sub-block j)
-// with M from the activations' sub-block sums by vpdpwssd, as on AVX-512. This takes twice
-// the tile products of one product per sub-block, but an eighth of the tile stores and of the
-// vector work that bound that form (packed_gemm_amx.cpp). Each thread converts a few groups
-// of its rows once per call, and runs every 32 tokens over them while they sit in L2.
+// with M from the activations' sub-block sums by vpdpwssd, as on AVX-512 (Q6_K has none).
+// This takes twice the tile products of one product per sub-block, but an eighth (Q6_K: a
+// sixteenth) of the tile stores and of the vector work that bound that form
+// (packed_gemm_amx.cpp). Each thread converts a few groups of its rows once per call, and
+// runs 64 tokens at a time over them while they sit in L2.
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -41,17 +41,18 @@ constexpr int64_t kChunkBytes = 1024 * 1024;  // converted groups kept in L2 at 
 template <TensorType T>
 const PackedKernels& base() {
     if constexpr (T == TensorType::Q4_K) return avx512::q4_k;
-    return avx512::q5_k;
+    if constexpr (T == TensorType::Q5_K) return avx512::q5_k;
+    return avx512::q6_k;
 }
 
-// log2 F: the scales' split sc = F * hi + lo.
+// Whether W leaves out an offset term dmin * m_j (Q6_K folds its -32 into W).
 template <TensorType T>
-constexpr int kHiShift = T == TensorType::Q4_K ? 4 : 3;
+constexpr bool kMins = T != TensorType::Q6_K;
 
 // ---- Activations ----------------------------------------------------------------------------
 // A row: the AVX-512 kernels' (Q8_K blocks), then from the next 64-byte boundary the quants
 // again, one super-block's 256 after another (each tile row is then one cache line, not two),
-// then per super-block d_x and M's four pair sums; rows a multiple of 64 bytes.
+// then per super-block d_x and M's four pair sums (Q6_K: unused); rows a multiple of 64 bytes.
 
 struct SuperBlockSums {
     float d;
@@ -88,16 +89,16 @@ void prepare_activation(const float* x, uint8_t* dst, int64_t cols) {
     for (int64_t s = 0; s < cols / kQK_K; ++s) {
         std::memcpy(quants + s * kQK_K, blocks[s].qs, kQK_K);
         SuperBlockSums e{blocks[s].d, {}};
-        for (int k = 0; k < 4; ++k) e.min_pairs[k] = min_pair_sums(blocks[s], l, k);
+        if constexpr (kMins<T>)
+            for (int k = 0; k < 4; ++k) e.min_pairs[k] = min_pair_sums(blocks[s], l, k);
         std::memcpy(sums + s * sizeof(SuperBlockSums), &e, sizeof(e));
     }
 }
 
-// ---- Weights: per super-block, the tiles of q * lo and q * hi, then M's and the scaling's
-// factors -----------------------------------------------------------------------------------
+// ---- Weights: per super-block, the tiles of l and h, then M's and the scaling's factors ----
 
 constexpr int64_t kLoOffset = 0;                   // 4 column steps of one tile each
-constexpr int64_t kHiOffset = 4 * kTileBytes;      // the same for q * hi
+constexpr int64_t kHiOffset = 4 * kTileBytes;      // the same for h
 constexpr int64_t kMinOffset = 8 * kTileBytes;     // 4 x 16 rows x (m_2k, m_2k+1) as int16
 constexpr int64_t kDOffset = kMinOffset + 4 * 64;  // 16 floats
 constexpr int64_t kDminOffset = kDOffset + 64;     // 16 floats
@@ -107,45 +108,48 @@ int64_t converted_group_bytes(int64_t cols) {
     return cols / kQK_K * kSuperBlockBytes;
 }
 
-// The bytes q * f of one 64-byte line (16 rows x 4 levels) with 16-bit words f, each row's
-// factor in both words of its 4 bytes. Every product fits a byte, so the odd bytes' products
-// shift back into place.
-KITE_AMX inline __m512i times(__m512i q, __m512i f) {
-    const __m512i even = _mm512_mullo_epi16(_mm512_and_si512(q, _mm512_set1_epi16(0xff)), f);
-    const __m512i odd = _mm512_mullo_epi16(_mm512_srli_epi16(q, 8), f);
-    return _mm512_or_si512(even, _mm512_slli_epi16(odd, 8));
+// 16 rows' int8 scales as 16-bit words, each row's in both words of its 4 bytes.
+KITE_AMX inline __m512i row_words(__m128i scales) {
+    const __m512i v = _mm512_cvtepi8_epi32(scales);
+    return _mm512_or_si512(_mm512_and_si512(v, _mm512_set1_epi32(0xffff)),
+                           _mm512_slli_epi32(v, 16));
 }
 
-// 16 rows' factors (bytes) as the 16-bit words times() takes.
-KITE_AMX inline __m512i row_words(__m128i factors) {
-    const __m512i v = _mm512_cvtepu8_epi32(factors);
-    return _mm512_or_si512(v, _mm512_slli_epi32(v, 16));
+// The low and high bytes l and h of W = sc * (q - offset) for one line of levels q (16 rows x
+// 4 bytes), with sc as row_words. W is computed in 16-bit words, even and odd bytes apart.
+template <int kOffset>
+KITE_AMX inline void split(__m512i q, __m512i sc, __m512i& l, __m512i& h) {
+    const __m512i offset = _mm512_set1_epi16(kOffset), low = _mm512_set1_epi16(0xff);
+    const __m512i even = _mm512_mullo_epi16(_mm512_sub_epi16(_mm512_and_si512(q, low), offset), sc);
+    const __m512i odd = _mm512_mullo_epi16(_mm512_sub_epi16(_mm512_srli_epi16(q, 8), offset), sc);
+    l = _mm512_or_si512(_mm512_and_si512(even, low), _mm512_slli_epi16(odd, 8));
+    h = _mm512_or_si512(_mm512_srli_epi16(even, 8), _mm512_andnot_si512(low, odd));
 }
 
 template <TensorType T>
 KITE_AMX void convert_group(const uint8_t* group, int64_t cols, uint8_t* dst) {
     constexpr KLayout l = k_layout(T, kRows);
+    constexpr int kLines = 64 / l.sub_blocks;  // of 4 columns, per sub-block
     for (int64_t s = 0; s < cols / kQK_K; ++s, dst += kSuperBlockBytes) {
         const uint8_t* sb = group + s * l.super_block_bytes();
         unpack_k_levels<T>(sb, dst + kLoOffset);
-        for (int j = 0; j < l.sub_blocks; ++j) {  // 8 lines (32 columns) each
-            const __m128i sc =
-                _mm_loadu_si128(reinterpret_cast<const __m128i*>(sb + l.scale_offset() + j * 16));
-            const __m512i lo = row_words(_mm_and_si128(sc, _mm_set1_epi8((1 << kHiShift<T>)-1)));
-            // The low bits cleared first, so that none shifts into the byte below.
-            const __m512i hi = row_words(_mm_srli_epi16(
-                _mm_andnot_si128(_mm_set1_epi8((1 << kHiShift<T>)-1), sc), kHiShift<T>));
-            for (int line = 8 * j; line < 8 * j + 8; ++line) {
-                const __m512i q = _mm512_loadu_si512(dst + kLoOffset + 64 * line);
-                _mm512_storeu_si512(dst + kLoOffset + 64 * line, times(q, lo));
-                _mm512_storeu_si512(dst + kHiOffset + 64 * line, times(q, hi));
+        for (int j = 0; j < l.sub_blocks; ++j) {
+            const __m512i sc = row_words(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(sb + l.scale_offset() + j * 16)));
+            for (int line = kLines * j; line < kLines * (j + 1); ++line) {
+                __m512i lo, hi;
+                split<l.mins_are_scales ? 32 : 0>(_mm512_loadu_si512(dst + kLoOffset + 64 * line),
+                                                  sc, lo, hi);
+                _mm512_storeu_si512(dst + kLoOffset + 64 * line, lo);
+                _mm512_storeu_si512(dst + kHiOffset + 64 * line, hi);
             }
         }
-        for (int k = 0; k < 4; ++k)
-            _mm512_storeu_si512(
-                dst + kMinOffset + 64 * k,
-                _mm512_cvtepi8_epi16(_mm256_loadu_si256(
-                    reinterpret_cast<const __m256i*>(sb + l.min_offset() + 2 * kRows * k))));
+        if constexpr (kMins<T>)
+            for (int k = 0; k < 4; ++k)
+                _mm512_storeu_si512(
+                    dst + kMinOffset + 64 * k,
+                    _mm512_cvtepi8_epi16(_mm256_loadu_si256(
+                        reinterpret_cast<const __m256i*>(sb + l.min_offset() + 2 * kRows * k))));
         _mm512_storeu_ps(dst + kDOffset, _mm512_cvtph_ps(_mm256_loadu_si256(
                                              reinterpret_cast<const __m256i*>(sb + l.d_offset()))));
         _mm512_storeu_ps(dst + kDminOffset,
@@ -155,9 +159,9 @@ KITE_AMX void convert_group(const uint8_t* group, int64_t cols, uint8_t* dst) {
 }
 
 // ---- The tile loop --------------------------------------------------------------------------
-//   tmm0, 1  S's two parts (q * lo, q * hi) of token tile 0; tmm2, 3 those of token tile 1
+//   tmm0, 1  S's two parts (x . l, x . h) of token tile 0; tmm2, 3 those of token tile 1
 //   tmm4, 5  the activations of the two token tiles for one 64-column step
-//   tmm6, 7  the weights q * lo and q * hi for that step
+//   tmm6, 7  the weights' l and h for that step
 
 // Column step k (of 4) of one unit's products: a holds the unit's first token's quants of the
 // super-block (act_bytes apart), b the converted super-block.
@@ -178,8 +182,8 @@ KITE_AMX inline __attribute__((always_inline)) void products(const uint8_t* a, l
     _tile_dpbsud(0, 4, 6);
     if constexpr (TT > 1) _tile_dpbsud(2, 5, 6);
     _tile_loadd(7, b + kHiOffset + kTileBytes * k, 64);
-    _tile_dpbsud(1, 4, 7);
-    if constexpr (TT > 1) _tile_dpbsud(3, 5, 7);
+    _tile_dpbssd(1, 4, 7);
+    if constexpr (TT > 1) _tile_dpbssd(3, 5, 7);
 }
 
 template <int TT>
@@ -198,9 +202,11 @@ struct Factors {
     __m512i mins[4];
 };
 
+template <TensorType T>
 KITE_AMX inline __attribute__((always_inline)) Factors factors(const uint8_t* b) {
     Factors f{_mm512_loadu_ps(b + kDOffset), _mm512_loadu_ps(b + kDminOffset), {}};
-    for (int k = 0; k < 4; ++k) f.mins[k] = _mm512_loadu_si512(b + kMinOffset + 64 * k);
+    if constexpr (kMins<T>)
+        for (int k = 0; k < 4; ++k) f.mins[k] = _mm512_loadu_si512(b + kMinOffset + 64 * k);
     return f;
 }
 
@@ -215,15 +221,17 @@ KITE_AMX inline __attribute__((always_inline)) void scale(const int32_t (*sums)[
         const int i = m / kTileTokens, t = m % kTileTokens;
         const __m512i s =
             _mm512_add_epi32(_mm512_load_si512(sums[2 * i][t]),
-                             _mm512_slli_epi32(_mm512_load_si512(sums[2 * i + 1][t]), kHiShift<T>));
+                             _mm512_slli_epi32(_mm512_load_si512(sums[2 * i + 1][t]), 8));
         SuperBlockSums x;
         std::memcpy(&x, e + m * act_bytes, sizeof(x));
-        __m512i mm = _mm512_dpwssd_epi32(_mm512_setzero_si512(), f.mins[0],
-                                         _mm512_set1_epi32(x.min_pairs[0]));
-        for (int k = 1; k < 4; ++k)
-            mm = _mm512_dpwssd_epi32(mm, f.mins[k], _mm512_set1_epi32(x.min_pairs[k]));
-        const __m512 v = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mm), f.dmin,
-                                          _mm512_mul_ps(_mm512_cvtepi32_ps(s), f.d));
+        __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(s), f.d);
+        if constexpr (kMins<T>) {
+            __m512i mm = _mm512_dpwssd_epi32(_mm512_setzero_si512(), f.mins[0],
+                                             _mm512_set1_epi32(x.min_pairs[0]));
+            for (int k = 1; k < 4; ++k)
+                mm = _mm512_dpwssd_epi32(mm, f.mins[k], _mm512_set1_epi32(x.min_pairs[k]));
+            v = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mm), f.dmin, v);
+        }
         const __m512 dx = _mm512_set1_ps(x.d);
         _mm512_store_ps(acc + kRows * m,
                         kFirst ? _mm512_mul_ps(v, dx)
@@ -248,7 +256,7 @@ KITE_AMX void group_tokens(const uint8_t* a, size_t act_bytes, int64_t quants_of
     auto weights = [&](int64_t s) { return g + s * kSuperBlockBytes; };
     for (int k = 0; k < 4; ++k) products<TT>(quants(0, 0), stride, weights(0), k);
     for (int64_t s = 0; s < n_super; ++s) {
-        const Factors f = factors(weights(s));
+        const Factors f = factors<T>(weights(s));
         for (int64_t u = 0; u < n_units; ++u) {
             store<TT>(sums);
             asm volatile("" ::: "memory");  // the tile stores wrote the sums (their asm says not)
@@ -343,5 +351,6 @@ constexpr PackedKernels tiled() {
 
 const PackedKernels q4_k = tiled<TensorType::Q4_K>();
 const PackedKernels q5_k = tiled<TensorType::Q5_K>();
+const PackedKernels q6_k = tiled<TensorType::Q6_K>();
 
 }  // namespace kite::packed::amx
