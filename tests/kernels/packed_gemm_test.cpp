@@ -407,5 +407,41 @@ TEST(PackedGemm, AmxTilesMatchReference) {
     }
 }
 
+// The K-quants' AMX tiles sum each super-block's integers exactly and scale them in the AVX-512
+// kernels' order (packed_gemm_amx_k.cpp), so both levels give the same floats, bit for bit: on
+// random blocks and on extreme ones (every level and scale at its limit, Q6_K's scales -128),
+// over tile counts that take every path (one or two token tiles, 64-token passes, a rest).
+TEST(PackedGemm, AmxKQuantTilesEqualAvx512) {
+    if (detected_isa() < Isa::Amx)
+        GTEST_SKIP() << "no amx level on this machine: " << amx_unavailable_reason();
+    std::mt19937 rng(43);
+    ThreadPool pool(2);
+    for (TensorType type : {TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K})
+        for (bool extreme : {false, true})
+            for (int64_t rows : {16, 40})
+                for (int64_t cols : {256, 1536}) {
+                    const PackedKernels& amx = *packed_kernels(type, Isa::Amx);
+                    const PackedKernels& avx512 = *packed_kernels(type, Isa::Avx512);
+                    std::vector<uint8_t> bytes = extreme_blocks(type, rows, cols, rng);
+                    if (!extreme) {
+                        const TestMatrix random(type, rows, cols, avx512, rng);
+                        bytes = random.data;
+                    }
+                    const TestMatrix a(type, rows, cols, amx, bytes),
+                        b(type, rows, cols, avx512, bytes);
+                    for (int64_t T : {16, 48, 100, 131}) {
+                        const std::vector<float> x = random_floats(T * cols, rng);
+                        std::vector<float> ya(T * rows), yb(T * rows);
+                        std::vector<uint8_t> scratch(matmul_scratch_bytes(type, cols, T));
+                        matmul(a.w, x.data(), T, ya.data(), scratch.data(), pool);
+                        matmul(b.w, x.data(), T, yb.data(), scratch.data(), pool);
+                        for (size_t i = 0; i < ya.size(); ++i)
+                            ASSERT_EQ(ya[i], yb[i]) << describe(amx, type, rows, cols, T)
+                                                    << (extreme ? " extreme" : " random")
+                                                    << " token " << i / rows << " row " << i % rows;
+                    }
+                }
+}
+
 }  // namespace
 }  // namespace kite

@@ -2,21 +2,23 @@
 // calls, the AVX-512 kernels for the rest (decode, and the last tokens of a call that do not
 // fill a 16-token tile).
 //
-// Their weights are w = d * W - dmin * m_j with an integer W per weight: W = sc_j * q for
-// Q4_K and Q5_K (levels q, 6-bit sub-block scales sc_j; at most 63 * 31), W = sc_j * (q - 32)
-// for Q6_K (int8 sc_j; |W| <= 4096, and no minimum), under one f16 d and dmin per row and
-// 256-column super-block. The Q8_K activations have one float scale d_x per super-block, so
-// a super-block's S = x . W is an integer, as the AVX-512 kernels sum it. A tile cannot scale
-// its sums per sub-block, but W fits two bytes, W = 256 * h + l with l unsigned and h signed,
-// so two full-depth tile products per 64 columns give
+// Each weight is w = d * sc_j * q - dmin * m_j: levels q (4, 5 or 6 bits, unsigned), integer
+// scales sc_j and minimums m_j per sub-block j (32 columns; Q6_K: 16, with m_j = sc_j and
+// dmin = 32 d), under one f16 d and dmin per row and 256-column super-block. The Q8_K
+// activations have one float scale d_x per super-block, so a super-block's sums
+//     S = x . W (W = sc_j * q),   M = sum_j m_j * (sum of x over sub-block j)
+// are integers, and the AVX-512 kernels sum them so. A tile cannot scale its sums per
+// sub-block, but W fits two bytes (|W| <= 128 * 63), W = 256 * h + l with l unsigned and h
+// signed, so two full-depth tile products per 64 columns give
 //     S = x . l + 256 * x . h
-// exactly in int32, and a super-block needs one float scaling instead of one per sub-block:
-//     y += d_x * (d * S - dmin * M),   M = sum_j m_j * (sum of x over sub-block j)
-// with M from the activations' sub-block sums by vpdpwssd, as on AVX-512 (Q6_K has none).
-// This takes twice the tile products of one product per sub-block, but an eighth (Q6_K: a
-// sixteenth) of the tile stores and of the vector work that bound that form
-// (packed_gemm_amx.cpp). Each thread converts a few groups of its rows once per call, and
-// runs 64 tokens at a time over them while they sit in L2.
+// exactly in int32. M comes from the activations' sub-block sums by vpdpwssd, and a
+// super-block is scaled once, as on AVX-512 and in the same order:
+//     y += S * (d * d_x) - M * (dmin * d_x)
+// so this level's numbers are the AVX-512 level's, bit for bit. This takes twice the tile
+// products of one product per sub-block, but an eighth (Q6_K: a sixteenth) of the tile stores
+// and of the vector work that bound that form (packed_gemm_amx.cpp). Each thread converts a
+// few groups of its rows once per call, and runs 64 tokens at a time over them while they sit
+// in L2.
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -26,6 +28,7 @@
 #include "kernels/gemm/packed_amx_levels.h"
 #include "kernels/gemm/packed_gemm.h"
 #include "kernels/gemm/packed_k_layout.h"
+#include "kernels/gemm/packed_k_mins_avx512.h"
 #include "kernels/gemm/packed_layout.h"
 #include "quant/blocks_k.h"
 
@@ -45,20 +48,20 @@ const PackedKernels& base() {
     return avx512::q6_k;
 }
 
-// Whether W leaves out an offset term dmin * m_j (Q6_K folds its -32 into W).
+// Pairs of minimums (sub-blocks / 2) in M's vpdpwssd.
 template <TensorType T>
-constexpr bool kMins = T != TensorType::Q6_K;
+constexpr int kMinPairs = k_layout(T, 16).sub_blocks / 2;
 
 // ---- Activations ----------------------------------------------------------------------------
 // A row: the AVX-512 kernels' (Q8_K blocks), then from the next 64-byte boundary the quants
 // again, one super-block's 256 after another (each tile row is then one cache line, not two),
-// then per super-block d_x and M's four pair sums (Q6_K: unused); rows a multiple of 64 bytes.
+// then per super-block d_x and M's pair sums; rows a multiple of 64 bytes.
 
 struct SuperBlockSums {
     float d;
-    int32_t min_pairs[4];  // min_pair_sums (packed_k_layout.h)
+    int32_t min_pairs[8];  // min_pair_sums (packed_k_layout.h): 4 (Q6_K: 8) of them
 };
-static_assert(sizeof(SuperBlockSums) == 20);
+static_assert(sizeof(SuperBlockSums) == 36);
 
 constexpr size_t round_up_64(size_t n) {
     return (n + 63) / 64 * 64;
@@ -89,8 +92,7 @@ void prepare_activation(const float* x, uint8_t* dst, int64_t cols) {
     for (int64_t s = 0; s < cols / kQK_K; ++s) {
         std::memcpy(quants + s * kQK_K, blocks[s].qs, kQK_K);
         SuperBlockSums e{blocks[s].d, {}};
-        if constexpr (kMins<T>)
-            for (int k = 0; k < 4; ++k) e.min_pairs[k] = min_pair_sums(blocks[s], l, k);
+        for (int k = 0; k < kMinPairs<T>; ++k) e.min_pairs[k] = min_pair_sums(blocks[s], l, k);
         std::memcpy(sums + s * sizeof(SuperBlockSums), &e, sizeof(e));
     }
 }
@@ -99,8 +101,8 @@ void prepare_activation(const float* x, uint8_t* dst, int64_t cols) {
 
 constexpr int64_t kLoOffset = 0;                   // 4 column steps of one tile each
 constexpr int64_t kHiOffset = 4 * kTileBytes;      // the same for h
-constexpr int64_t kMinOffset = 8 * kTileBytes;     // 4 x 16 rows x (m_2k, m_2k+1) as int16
-constexpr int64_t kDOffset = kMinOffset + 4 * 64;  // 16 floats
+constexpr int64_t kMinOffset = 8 * kTileBytes;     // up to 8 x 16 rows x (m_2k, m_2k+1), int16
+constexpr int64_t kDOffset = kMinOffset + 8 * 64;  // 16 floats
 constexpr int64_t kDminOffset = kDOffset + 64;     // 16 floats
 constexpr int64_t kSuperBlockBytes = kDminOffset + 64;
 
@@ -115,13 +117,12 @@ KITE_AMX inline __m512i row_words(__m128i scales) {
                            _mm512_slli_epi32(v, 16));
 }
 
-// The low and high bytes l and h of W = sc * (q - offset) for one line of levels q (16 rows x
-// 4 bytes), with sc as row_words. W is computed in 16-bit words, even and odd bytes apart.
-template <int kOffset>
+// The low and high bytes l and h of W = sc * q for one line of levels q (16 rows x 4 bytes),
+// with sc as row_words. W is computed in 16-bit words, even and odd bytes apart.
 KITE_AMX inline void split(__m512i q, __m512i sc, __m512i& l, __m512i& h) {
-    const __m512i offset = _mm512_set1_epi16(kOffset), low = _mm512_set1_epi16(0xff);
-    const __m512i even = _mm512_mullo_epi16(_mm512_sub_epi16(_mm512_and_si512(q, low), offset), sc);
-    const __m512i odd = _mm512_mullo_epi16(_mm512_sub_epi16(_mm512_srli_epi16(q, 8), offset), sc);
+    const __m512i low = _mm512_set1_epi16(0xff);
+    const __m512i even = _mm512_mullo_epi16(_mm512_and_si512(q, low), sc);
+    const __m512i odd = _mm512_mullo_epi16(_mm512_srli_epi16(q, 8), sc);
     l = _mm512_or_si512(_mm512_and_si512(even, low), _mm512_slli_epi16(odd, 8));
     h = _mm512_or_si512(_mm512_srli_epi16(even, 8), _mm512_andnot_si512(low, odd));
 }
@@ -138,18 +139,13 @@ KITE_AMX void convert_group(const uint8_t* group, int64_t cols, uint8_t* dst) {
                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(sb + l.scale_offset() + j * 16)));
             for (int line = kLines * j; line < kLines * (j + 1); ++line) {
                 __m512i lo, hi;
-                split<l.mins_are_scales ? 32 : 0>(_mm512_loadu_si512(dst + kLoOffset + 64 * line),
-                                                  sc, lo, hi);
+                split(_mm512_loadu_si512(dst + kLoOffset + 64 * line), sc, lo, hi);
                 _mm512_storeu_si512(dst + kLoOffset + 64 * line, lo);
                 _mm512_storeu_si512(dst + kHiOffset + 64 * line, hi);
             }
         }
-        if constexpr (kMins<T>)
-            for (int k = 0; k < 4; ++k)
-                _mm512_storeu_si512(
-                    dst + kMinOffset + 64 * k,
-                    _mm512_cvtepi8_epi16(_mm256_loadu_si256(
-                        reinterpret_cast<const __m256i*>(sb + l.min_offset() + 2 * kRows * k))));
+        for (int k = 0; k < kMinPairs<T>; ++k)
+            _mm512_storeu_si512(dst + kMinOffset + 64 * k, min_pair<l>(sb, k));
         _mm512_storeu_ps(dst + kDOffset, _mm512_cvtph_ps(_mm256_loadu_si256(
                                              reinterpret_cast<const __m256i*>(sb + l.d_offset()))));
         _mm512_storeu_ps(dst + kDminOffset,
@@ -199,19 +195,19 @@ KITE_AMX inline __attribute__((always_inline)) void store(int32_t (*sums)[kTileT
 // A converted super-block's factors of the scaling.
 struct Factors {
     __m512 d, dmin;
-    __m512i mins[4];
+    __m512i mins[8];
 };
 
 template <TensorType T>
 KITE_AMX inline __attribute__((always_inline)) Factors factors(const uint8_t* b) {
     Factors f{_mm512_loadu_ps(b + kDOffset), _mm512_loadu_ps(b + kDminOffset), {}};
-    if constexpr (kMins<T>)
-        for (int k = 0; k < 4; ++k) f.mins[k] = _mm512_loadu_si512(b + kMinOffset + 64 * k);
+    for (int k = 0; k < kMinPairs<T>; ++k) f.mins[k] = _mm512_loadu_si512(b + kMinOffset + 64 * k);
     return f;
 }
 
-// acc[m] += d_x * (d * S - dmin * M) for tokens [m0, m1) of one stored unit (kFirst: acc[m] =
-// that); token m's SuperBlockSums at e + m * act_bytes.
+// acc[m] += S * (d * d_x) - M * (dmin * d_x) for tokens [m0, m1) of one stored unit, in the
+// AVX-512 kernels' order (kFirst: from acc[m] = 0); token m's SuperBlockSums at
+// e + m * act_bytes.
 template <TensorType T, bool kFirst>
 KITE_AMX inline __attribute__((always_inline)) void scale(const int32_t (*sums)[kTileTokens][kRows],
                                                           const uint8_t* e, size_t act_bytes,
@@ -224,18 +220,16 @@ KITE_AMX inline __attribute__((always_inline)) void scale(const int32_t (*sums)[
                              _mm512_slli_epi32(_mm512_load_si512(sums[2 * i + 1][t]), 8));
         SuperBlockSums x;
         std::memcpy(&x, e + m * act_bytes, sizeof(x));
-        __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(s), f.d);
-        if constexpr (kMins<T>) {
-            __m512i mm = _mm512_dpwssd_epi32(_mm512_setzero_si512(), f.mins[0],
-                                             _mm512_set1_epi32(x.min_pairs[0]));
-            for (int k = 1; k < 4; ++k)
-                mm = _mm512_dpwssd_epi32(mm, f.mins[k], _mm512_set1_epi32(x.min_pairs[k]));
-            v = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mm), f.dmin, v);
-        }
-        const __m512 dx = _mm512_set1_ps(x.d);
+        __m512i mins = _mm512_dpwssd_epi32(_mm512_setzero_si512(), f.mins[0],
+                                           _mm512_set1_epi32(x.min_pairs[0]));
+        for (int k = 1; k < kMinPairs<T>; ++k)
+            mins = _mm512_dpwssd_epi32(mins, f.mins[k], _mm512_set1_epi32(x.min_pairs[k]));
+        const __m512 dx = _mm512_set1_ps(x.d), scaled = _mm512_cvtepi32_ps(s);
+        const __m512 a = kFirst ? _mm512_mul_ps(scaled, _mm512_mul_ps(f.d, dx))
+                                : _mm512_fmadd_ps(scaled, _mm512_mul_ps(f.d, dx),
+                                                  _mm512_load_ps(acc + kRows * m));
         _mm512_store_ps(acc + kRows * m,
-                        kFirst ? _mm512_mul_ps(v, dx)
-                               : _mm512_fmadd_ps(v, dx, _mm512_load_ps(acc + kRows * m)));
+                        _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mins), _mm512_mul_ps(f.dmin, dx), a));
     }
 }
 

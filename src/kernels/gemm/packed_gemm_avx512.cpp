@@ -15,6 +15,7 @@
 #include "kernels/cpu/prefetch.h"
 #include "kernels/gemm/packed_gemm.h"
 #include "kernels/gemm/packed_k_layout.h"
+#include "kernels/gemm/packed_k_mins_avx512.h"
 #include "kernels/gemm/packed_layout.h"
 #include "quant/blocks.h"
 #include "quant/blocks_k.h"
@@ -217,23 +218,6 @@ KITE_AVX512 inline void load_levels(const uint8_t* sb, int p, __m512i& lo, __m51
     }
 }
 
-// Minimum pair k of a super-block for 16 rows as int16: (t = 2k, 2k + 1) of row r in lanes
-// 2r and 2r + 1. Q6_K's are its scales, interleaved here from two sub-blocks' rows.
-template <TensorType T, bool kUnpacked>
-KITE_AVX512 inline __m512i load_min_pair(const uint8_t* sb, int k) {
-    constexpr KLayout l = k_tile_layout<T, kUnpacked>();
-    if constexpr (l.mins_are_scales) {
-        const uint8_t* scales = sb + l.scale_offset() + 2 * k * kRows;
-        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(scales));
-        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + kRows));
-        return _mm512_cvtepi8_epi16(
-            _mm256_set_m128i(_mm_unpackhi_epi8(a, b), _mm_unpacklo_epi8(a, b)));
-    } else {
-        return _mm512_cvtepi8_epi16(_mm256_loadu_si256(
-            reinterpret_cast<const __m256i*>(sb + l.min_offset() + 2 * kRows * k)));
-    }
-}
-
 // G groups times C tokens of K-quant weights against Q8_K activations. Per sub-block, VNNI
 // sums of levels times activations, multiplied by the rows' scales into one int32 per (group,
 // token); per super-block, the minimums times the activations' sums of 16 or 32 values
@@ -298,7 +282,7 @@ KITE_AVX512 void k_tile(const WeightMatrix& w, const uint8_t* groups, const uint
             __m512i sums[C];
             for (int c = 0; c < C; ++c) sums[c] = _mm512_set1_epi32(min_pair_sums(x[c][b], l, k));
             for (int g = 0; g < G; ++g) {
-                const __m512i m = load_min_pair<T, kUnpacked>(sb[g], k);
+                const __m512i m = min_pair<k_tile_layout<T, kUnpacked>()>(sb[g], k);
                 for (int c = 0; c < C; ++c)
                     mins[g][c] = _mm512_dpwssd_epi32(mins[g][c], m, sums[c]);
             }
