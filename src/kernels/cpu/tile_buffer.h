@@ -10,7 +10,7 @@
 namespace kite {
 
 class TileBuffer {
-public:
+  public:
     // At least n bytes at a 64-byte boundary; what an earlier call wrote may be gone.
     uint8_t* bytes(size_t n) {
         if (storage_.size() < n + 63) storage_.resize(n + 63);
@@ -21,7 +21,7 @@ public:
         return reinterpret_cast<T*>(bytes(n * sizeof(T)));
     }
 
-private:
+  private:
     std::vector<uint8_t> storage_;
 };
 
