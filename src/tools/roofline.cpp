@@ -33,6 +33,11 @@ ComputeUse compute_use_for(TensorType t, Isa isa) {
             return {tiles || (isa >= Isa::Avx512 && bf16_kernel() == Bf16Kernel::Dot)
                         ? ComputeKind::Bf16Dot
                         : ComputeKind::Fp32Fma};
+        case TensorType::Q4_K:
+        case TensorType::Q5_K:
+        case TensorType::Q6_K:  // on int8 tiles, two products: W's low and high bytes
+            return {isa >= Isa::Avx2 ? ComputeKind::Int8Dot : ComputeKind::Fp32Fma,
+                    isa >= Isa::Amx ? 2 : 1};
         default:
             return {isa >= Isa::Avx2 ? ComputeKind::Int8Dot : ComputeKind::Fp32Fma};
     }

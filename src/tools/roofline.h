@@ -37,7 +37,8 @@ MachinePeaks measure_machine_peaks(ThreadPool& pool, const PeakOptions& options 
 // (kernels/cpu/isa.h): int8 dot for quantized blocks (activations quantized to 8 bits) from avx2
 // up, bf16 dot for BF16 on AMX tiles or at avx512 where the packed kernels chose vdpbf16ps
 // (see bf16_kernel), bf16 dot for F32 and F16 on AMX tiles with three products per
-// multiply-add (each factor in two bf16 parts), else fp32 FMA.
+// multiply-add (each factor in two bf16 parts), else fp32 FMA; K-quants on AMX tiles take two
+// int8 products per multiply-add (packed_gemm_amx_k.cpp).
 struct ComputeUse {
     ComputeKind kind;
     int products = 1;  // of `kind` per multiply-add of the matmul
