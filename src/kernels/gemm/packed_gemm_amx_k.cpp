@@ -110,21 +110,29 @@ int64_t converted_group_bytes(int64_t cols) {
     return cols / kQK_K * kSuperBlockBytes;
 }
 
-// 16 rows' int8 scales as 16-bit words, each row's in both words of its 4 bytes.
-KITE_AMX inline __m512i row_words(__m128i scales) {
-    const __m512i v = _mm512_cvtepi8_epi32(scales);
-    return _mm512_or_si512(_mm512_and_si512(v, _mm512_set1_epi32(0xffff)),
-                           _mm512_slli_epi32(v, 16));
+// 16 rows' int8 scales as the factors split() takes: each row's in the even bytes (`even`) or
+// the odd bytes (`odd`) of its 4, the other bytes zero.
+struct RowScales {
+    __m512i even, odd;
+};
+
+KITE_AMX inline RowScales row_scales(__m128i scales) {
+    const __m512i spread = _mm512_shuffle_epi8(  // row r's scale in bytes 4r..4r+3
+        _mm512_cvtepi8_epi32(scales),
+        _mm512_broadcast_i32x4(_mm_setr_epi32(0, 0x04040404, 0x08080808, 0x0c0c0c0c)));
+    const __m512i low = _mm512_set1_epi16(0xff);
+    return {_mm512_and_si512(spread, low), _mm512_andnot_si512(low, spread)};
 }
 
-// The low and high bytes l and h of W = sc * q for one line of levels q (16 rows x 4 bytes),
-// with sc as row_words. W is computed in 16-bit words, even and odd bytes apart.
-KITE_AMX inline void split(__m512i q, __m512i sc, __m512i& l, __m512i& h) {
-    const __m512i low = _mm512_set1_epi16(0xff);
-    const __m512i even = _mm512_mullo_epi16(_mm512_and_si512(q, low), sc);
-    const __m512i odd = _mm512_mullo_epi16(_mm512_srli_epi16(q, 8), sc);
-    l = _mm512_or_si512(_mm512_and_si512(even, low), _mm512_slli_epi16(odd, 8));
-    h = _mm512_or_si512(_mm512_srli_epi16(even, 8), _mm512_andnot_si512(low, odd));
+// The low and high bytes l and h of W = sc * q for one line of levels q (16 rows x 4 bytes):
+// vpmaddubsw with one factor of each pair zero gives the even and the odd bytes' W as 16-bit
+// words (|W| <= 63 * 128: no saturation), and their bytes are blended into place.
+KITE_AMX inline void split(__m512i q, const RowScales& sc, __m512i& l, __m512i& h) {
+    const __m512i even = _mm512_maddubs_epi16(q, sc.even);
+    const __m512i odd = _mm512_maddubs_epi16(q, sc.odd);
+    constexpr __mmask64 kOddBytes = 0xaaaaaaaaaaaaaaaaull;
+    l = _mm512_mask_blend_epi8(kOddBytes, even, _mm512_slli_epi16(odd, 8));
+    h = _mm512_mask_blend_epi8(kOddBytes, _mm512_srli_epi16(even, 8), odd);
 }
 
 template <TensorType T>
@@ -135,7 +143,7 @@ KITE_AMX void convert_group(const uint8_t* group, int64_t cols, uint8_t* dst) {
         const uint8_t* sb = group + s * l.super_block_bytes();
         unpack_k_levels<T>(sb, dst + kLoOffset);
         for (int j = 0; j < l.sub_blocks; ++j) {
-            const __m512i sc = row_words(
+            const RowScales sc = row_scales(
                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(sb + l.scale_offset() + j * 16)));
             for (int line = kLines * j; line < kLines * (j + 1); ++line) {
                 __m512i lo, hi;
