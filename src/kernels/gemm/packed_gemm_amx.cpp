@@ -18,11 +18,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
-#include <vector>
 
 #include "kernels/cpu/amx_tiles.h"
 #include "kernels/cpu/tile_buffer.h"
 #include "kernels/gemm/packed_amx_levels.h"
+#include "kernels/gemm/packed_amx_split.h"
 #include "kernels/gemm/packed_gemm.h"
 #include "kernels/gemm/packed_layout.h"
 #include "quant/blocks.h"
@@ -33,7 +33,6 @@ namespace kite::packed::amx {
 namespace {
 
 constexpr int64_t kRows = 16;
-constexpr int64_t kTileTokens = 16;
 // Levels unpacked at once (up to a call's groups): they stay in L2 while every token tile
 // passes over them.
 constexpr int64_t kChunkBytes = 768 * 1024;
@@ -97,7 +96,7 @@ void prepare_activation(const float* x, uint8_t* dst, int64_t cols) {
 
 // ---- Weights: a group's levels as tile bytes, its scales and offsets as floats ------------
 
-// One group unpacked: per block, kCols / 4 tile rows of 64 bytes, then per block 16 scales
+// One group unpacked: per block, kQK / 4 tile rows of 64 bytes, then per block 16 scales
 // d_w and 16 offsets c_w.
 struct Unpacked {
     uint8_t* levels;
@@ -144,21 +143,18 @@ KITE_AMX void unpack_blocks(const WeightMatrix& w, const uint8_t* group, Unpacke
 // Starts block i's product into sum tile S (amx_tiles.h): its operands into operand set S.
 template <TensorType T, int S>
 KITE_AMX inline void start(const uint8_t* a, long stride, const uint8_t* b) {
-    using Ty = Type<T>;
     if constexpr (S == 0) {
         _tile_loadd(2, a, stride);
         _tile_loadd(3, b, 64);
+        _tile_zero(0);
     } else {
         _tile_loadd(4, a, stride);
         _tile_loadd(5, b, 64);
-    }
-    if constexpr (S == 0)
-        _tile_zero(0);
-    else
         _tile_zero(1);
-    if constexpr (Ty::kSigned && S == 0)
+    }
+    if constexpr (Type<T>::kSigned && S == 0)
         _tile_dpbssd(0, 2, 3);
-    else if constexpr (Ty::kSigned)
+    else if constexpr (Type<T>::kSigned)
         _tile_dpbssd(1, 4, 5);
     else if constexpr (S == 0)
         _tile_dpbsud(0, 2, 3);
@@ -199,7 +195,6 @@ struct TokenTile {
     const uint8_t* act;
     size_t act_bytes;
     int64_t floats_offset;  // of the (d_x, e_x) pairs in a row
-    const int64_t* quants;  // offsets of each block's quants in a row
 };
 
 // y[t * y_stride + r] for the 16 tokens of `x` and the `rows` valid rows of one unpacked
@@ -214,7 +209,7 @@ KITE_AMX inline __attribute__((always_inline)) void tile(TokenTile x, int64_t bl
     __m512 acc[kTileTokens];
 #pragma GCC unroll 16
     for (auto& a : acc) a = _mm512_setzero_ps();
-    auto a = [&](int64_t i) { return x.act + x.quants[i]; };
+    auto a = [&](int64_t i) { return x.act + quants_offset<T>(i); };
     auto b = [&](int64_t i) { return u.levels + i * kTileBytes; };
     auto f = [&](int64_t i) { return x.act + x.floats_offset + 8 * i; };
     auto d = [&](int64_t i) { return u.scale + kRows * i; };
@@ -241,26 +236,18 @@ KITE_AMX inline __attribute__((always_inline)) void tile(TokenTile x, int64_t bl
 // Buffers of one thread, grown to the largest call and kept.
 struct Scratch {
     TileBuffer levels, scales;
-    std::vector<int64_t> quants;
 };
 
 template <TensorType T>
-KITE_AMX void gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int64_t n_tokens,
-                   float* y, int64_t group_begin, int64_t group_end) {
+KITE_AMX void tiled_gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int64_t tiled,
+                         float* y, int64_t group_begin, int64_t group_end) {
     using Ty = Type<T>;
-    const int64_t tiled = n_tokens / kTileTokens * kTileTokens;
-    if (tiled < n_tokens)  // the last tokens (all of them for decode) run on AVX-512
-        Ty::base().gemm(w, act + tiled * act_bytes, act_bytes, n_tokens - tiled, y + tiled * w.rows,
-                        group_begin, group_end);
-    if (tiled == 0) return;
     configure_amx_tiles();  // the shapes tile() uses: amx_tiles.h
     const int64_t blocks = w.cols / kQK;
     thread_local Scratch s;
     const int64_t chunk = std::max<int64_t>(1, kChunkBytes / (w.cols * kRows));
     uint8_t* levels = s.levels.bytes(chunk * w.cols * kRows);
     float* scales = s.scales.items<float>(chunk * blocks * kRows * 2);
-    s.quants.resize(blocks);
-    for (int64_t i = 0; i < blocks; ++i) s.quants[i] = quants_offset<T>(i);
     const int64_t floats_offset = static_cast<int64_t>(Ty::base().activation_bytes(w.cols));
     const int64_t bytes = group_bytes(w, kRows);
     for (int64_t g0 = group_begin; g0 < group_end; g0 += chunk) {
@@ -273,11 +260,18 @@ KITE_AMX void gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, 
         asm volatile("" ::: "memory");  // the tile loads read these bytes (their asm says not)
         for (int64_t t = 0; t < tiled; t += kTileTokens) {
             for (int64_t g = g0; g < g1; ++g)
-                tile<T>({act + t * act_bytes, act_bytes, floats_offset, s.quants.data()}, blocks,
-                        unpacked(g), y + t * w.rows + g * kRows, w.rows,
-                        std::min(kRows, w.rows - g * kRows));
+                tile<T>({act + t * act_bytes, act_bytes, floats_offset}, blocks, unpacked(g),
+                        y + t * w.rows + g * kRows, w.rows, std::min(kRows, w.rows - g * kRows));
         }
     }
+}
+
+template <TensorType T>
+void gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int64_t n_tokens, float* y,
+          int64_t group_begin, int64_t group_end) {
+    split_tiles_and_rest(
+        Type<T>::base(), true, w, act, act_bytes, n_tokens, y, group_begin, group_end,
+        [&](int64_t tiled) { tiled_gemm<T>(w, act, act_bytes, tiled, y, group_begin, group_end); });
 }
 
 template <TensorType T>

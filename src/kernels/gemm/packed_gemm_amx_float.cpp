@@ -28,6 +28,7 @@
 #include "kernels/cpu/bf16_split.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/tile_buffer.h"
+#include "kernels/gemm/packed_amx_split.h"
 #include "kernels/gemm/packed_gemm.h"
 #include "kernels/gemm/packed_layout.h"
 
@@ -41,7 +42,6 @@ namespace {
                "avx512bf16,f16c,fma")))
 
 constexpr int64_t kRows = 16;
-constexpr int64_t kTileTokens = 16;
 constexpr int64_t kStepCols = 32;             // columns per tile product
 constexpr int64_t kTileBytes = 1024;          // one 16 x 64-byte tile
 constexpr int64_t kChunkBytes = 1024 * 1024;  // converted groups kept in L2 at once
@@ -255,11 +255,9 @@ KITE_AMX_BF16 void tiled_gemm(const WeightMatrix& w, const uint8_t* act, size_t 
 template <TensorType T>
 void gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int64_t n_tokens, float* y,
           int64_t group_begin, int64_t group_end) {
-    const int64_t tiled = amx_float_tiles() ? n_tokens / kTileTokens * kTileTokens : 0;
-    if (tiled < n_tokens)  // the last tokens (all of them for decode) run on AVX-512
-        base<T>().gemm(w, act + tiled * act_bytes, act_bytes, n_tokens - tiled, y + tiled * w.rows,
-                       group_begin, group_end);
-    if (tiled > 0) tiled_gemm<T>(w, act, act_bytes, tiled, y, group_begin, group_end);
+    split_tiles_and_rest(
+        base<T>(), amx_float_tiles(), w, act, act_bytes, n_tokens, y, group_begin, group_end,
+        [&](int64_t tiled) { tiled_gemm<T>(w, act, act_bytes, tiled, y, group_begin, group_end); });
 }
 
 template <TensorType T>

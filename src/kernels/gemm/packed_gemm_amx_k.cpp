@@ -26,6 +26,7 @@
 #include "kernels/cpu/amx_tiles.h"
 #include "kernels/cpu/tile_buffer.h"
 #include "kernels/gemm/packed_amx_levels.h"
+#include "kernels/gemm/packed_amx_split.h"
 #include "kernels/gemm/packed_gemm.h"
 #include "kernels/gemm/packed_k_layout.h"
 #include "kernels/gemm/packed_k_mins_avx512.h"
@@ -37,7 +38,6 @@ namespace kite::packed::amx {
 namespace {
 
 constexpr int64_t kRows = 16;
-constexpr int64_t kTileTokens = 16;
 constexpr int64_t kTileBytes = 1024;          // one 16 x 64-byte tile
 constexpr int64_t kChunkBytes = 1024 * 1024;  // converted groups kept in L2 at once
 
@@ -332,11 +332,9 @@ KITE_AMX void tiled_gemm(const WeightMatrix& w, const uint8_t* act, size_t act_b
 template <TensorType T>
 void gemm(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int64_t n_tokens, float* y,
           int64_t group_begin, int64_t group_end) {
-    const int64_t tiled = n_tokens / kTileTokens * kTileTokens;
-    if (tiled < n_tokens)  // the last tokens (all of them for decode) run on AVX-512
-        base<T>().gemm(w, act + tiled * act_bytes, act_bytes, n_tokens - tiled, y + tiled * w.rows,
-                       group_begin, group_end);
-    if (tiled > 0) tiled_gemm<T>(w, act, act_bytes, tiled, y, group_begin, group_end);
+    split_tiles_and_rest(
+        base<T>(), true, w, act, act_bytes, n_tokens, y, group_begin, group_end,
+        [&](int64_t tiled) { tiled_gemm<T>(w, act, act_bytes, tiled, y, group_begin, group_end); });
 }
 
 template <TensorType T>
