@@ -1,6 +1,7 @@
 #include "kv/kv_cache.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "core/error.h"
 #include "quant/convert.h"
@@ -16,6 +17,14 @@ void check_head_dim(const KvCacheShape& s, TensorType type) {
     if (s.head_dim % t.block_values != 0)
         fail("a {} KV cache needs a head dimension that is a multiple of {} (this model's is {})",
              t.name, t.block_values, s.head_dim);
+}
+
+// One slot's keys (which = 0) or values (1) as they are stored, per thread: writes of
+// different slots run on the pool's threads at once. Grown once, never per token.
+float* scratch_row(int which, int64_t n) {
+    thread_local std::vector<float> rows[2];
+    if (static_cast<int64_t>(rows[which].size()) < n) rows[which].resize(static_cast<size_t>(n));
+    return rows[which].data();
 }
 
 }  // namespace
@@ -61,8 +70,6 @@ KvCache::KvCache(const KvCacheShape& shape, KvTypes types, int64_t n_blocks, int
       rotate_values_(kv_type_info(types.v).rotated),
       calibration_(kv_type_info(types.k).calibrated_keys ? std::move(calibration)
                                                          : KeyCalibration{}),
-      transformed_(slot_elements_),
-      rotated_values_(slot_elements_),
       shifted_(slot_elements_) {
     check_head_dim(shape, types.k);
     check_head_dim(shape, types.v);
@@ -85,10 +92,11 @@ KvCache::KvCache(const KvCacheShape& shape, KvTypes types, int64_t n_blocks, int
 
 void KvCache::store_keys(int64_t layer, size_t index, bool first_position, const float* k) {
     if (!calibration_.empty() || rotate_keys_) {
-        std::copy(k, k + slot_elements_, transformed_.begin());
-        if (!calibration_.empty()) calibration_.apply(layer, first_position, transformed_.data());
-        if (rotate_keys_) hadamard32_blocks(transformed_.data(), slot_elements_);
-        k = transformed_.data();
+        float* stored = scratch_row(0, slot_elements_);
+        std::copy(k, k + slot_elements_, stored);
+        if (!calibration_.empty()) calibration_.apply(layer, first_position, stored);
+        if (rotate_keys_) hadamard32_blocks(stored, slot_elements_);
+        k = stored;
     }
     write_k_(k, keys_.get() + index * k_slot_, slot_elements_);
 }
@@ -98,9 +106,10 @@ void KvCache::write(int64_t layer, int64_t slot, int64_t position, const float* 
     const auto index = static_cast<size_t>(layer * n_slots() + slot);
     store_keys(layer, index, position == 0, k);
     if (rotate_values_) {
-        std::copy(v, v + slot_elements_, rotated_values_.begin());
-        hadamard32_blocks(rotated_values_.data(), slot_elements_);
-        v = rotated_values_.data();
+        float* stored = scratch_row(1, slot_elements_);
+        std::copy(v, v + slot_elements_, stored);
+        hadamard32_blocks(stored, slot_elements_);
+        v = stored;
     }
     write_v_(v, values_.get() + index * v_slot_, slot_elements_);
 }

@@ -54,6 +54,7 @@ class KvCache {
     // Stores one token's keys and values (n_kv_heads * head_dim floats each) in `slot`,
     // converted (quantized) to the cache's types. `position`: the token's place in its
     // sequence (a calibrated cache stores position 0's keys apart, kv/key_calibration.h).
+    // Writes of different slots may run at once, on different threads.
     void write(int64_t layer, int64_t slot, int64_t position, const float* k, const float* v);
     // One slot's keys as floats, as they were given to write() (with the same position) up
     // to the type's rounding.
@@ -84,9 +85,7 @@ class KvCache {
     // [layer][n_kv_heads * head_dim]: calibration_.first as keys are stored (rotated too), for
     // attention to add to position 0's scores (PagedKvRows::first_key).
     std::vector<float> stored_first_;
-    std::vector<float> transformed_;     // one slot's keys, as they are stored
-    std::vector<float> rotated_values_;  // one slot's values, as they are stored
-    std::vector<float> shifted_;         // one slot's keys, for copy_rotated
+    std::vector<float> shifted_;  // one slot's keys, for copy_rotated
     // [layer][slot][n_kv_heads rows of head_dim]. Fresh anonymous pages, like the packed
     // weights (core/huge_pages.h): attention streams them, and a page is only touched (and
     // resident) once a token is written to it, so a long context costs memory as it fills.

@@ -11,6 +11,7 @@
 #include "kernels/ops/ops.h"
 #include "model/model.h"
 #include "model/pooling.h"
+#include "model/token_rows.h"
 #include "quant/convert.h"
 
 namespace kite {
@@ -27,30 +28,26 @@ namespace {
 // bounds the activations: the feed-forward rows are n_ff floats per token.
 constexpr int64_t kBatchTokens = 2048;
 
+// LayerNorm of n tokens' rows of `width` in x, in place.
 void layer_norm_rows(float* x, const std::vector<float>& weight, const std::vector<float>& bias,
-                     int64_t n, int64_t width, float eps) {
-    for (int64_t r = 0; r < n; ++r)
-        layer_norm(x + r * width, weight.data(), bias.data(), x + r * width, width, eps);
-}
-
-// Adds `bias` to each of the n rows of x; nothing when the file has no such bias.
-void add_bias_rows(float* x, const std::vector<float>& bias, int64_t n) {
-    const auto width = int64_t(bias.size());
-    for (int64_t r = 0; r < n && width > 0; ++r) add_in_place(x + r * width, bias.data(), width);
+                     int64_t n, int64_t width, float eps, ThreadPool& pool) {
+    for_each_token(pool, n, [&](int64_t t) {
+        layer_norm(x + t * width, weight.data(), bias.data(), x + t * width, width, eps);
+    });
 }
 
 // RoPE of every query and key head at each token's position in its input.
 void rotate_heads(const ModelConfig& c, int64_t l, const EncoderSpans& spans, int64_t T,
-                  RunState& s) {
+                  RunState& s, ThreadPool& pool) {
     const int64_t q_width = c.n_heads * c.head_dim, kv_width = c.n_kv_heads * c.head_dim;
-    float cos_sin[kMaxRopeDims];
-    for (int64_t t = 0; t < T; ++t) {
+    for_each_token(pool, T, [&](int64_t t) {
+        float cos_sin[kMaxRopeDims];
         rope_angles(c.layers[l].rope, spans.position[t], cos_sin);
         for (int64_t h = 0; h < c.n_heads; ++h)
             rope_rotate(&s.q[t * q_width + h * c.head_dim], cos_sin, c.n_rot, c.arch->rope_style);
         for (int64_t h = 0; h < c.n_kv_heads; ++h)
             rope_rotate(&s.k[t * kv_width + h * c.head_dim], cos_sin, c.n_rot, c.arch->rope_style);
-    }
+    });
 }
 
 // The feed-forward sub-layer of the T rows of s.x, into s.delta: gated (SwiGLU) or a plain
@@ -59,16 +56,17 @@ void feed_forward(const ModelConfig& c, const LayerWeights& w, int64_t T, RunSta
                   ThreadPool& pool) {
     if (c.arch->activation == Activation::GeluTanh) {
         matmul(w.w_up, s.x.data(), T, s.up.data(), s.scratch.data(), pool);
-        add_bias_rows(s.up.data(), w.b_up, T);
-        gelu_tanh(s.up.data(), T * c.n_ff);
+        add_bias_rows(s.up.data(), w.b_up, T, pool);
+        for_each_token(pool, T, [&](int64_t t) { gelu_tanh(&s.up[t * c.n_ff], c.n_ff); });
         matmul(w.w_down, s.up.data(), T, s.delta.data(), s.scratch.data(), pool);
     } else {
         const MatmulTarget gate_up[] = {{&w.w_gate, s.gate.data()}, {&w.w_up, s.up.data()}};
         matmul_shared_input(gate_up, s.x.data(), T, s.scratch.data(), pool);
-        swiglu(s.gate.data(), s.up.data(), T * c.n_ff);
+        for_each_token(pool, T,
+                       [&](int64_t t) { swiglu(&s.gate[t * c.n_ff], &s.up[t * c.n_ff], c.n_ff); });
         matmul(w.w_down, s.gate.data(), T, s.delta.data(), s.scratch.data(), pool);
     }
-    add_bias_rows(s.delta.data(), w.b_down, T);
+    add_bias_rows(s.delta.data(), w.b_down, T, pool);
 }
 
 }  // namespace
@@ -81,22 +79,22 @@ void Model::encoder_layer(int64_t l, const EncoderSpans& spans, int64_t T, RunSt
 
     const MatmulTarget qkv[] = {{&w.wq, s.q.data()}, {&w.wk, s.k.data()}, {&w.wv, s.v.data()}};
     matmul_shared_input(qkv, s.x.data(), T, s.scratch.data(), pool);
-    add_bias_rows(s.q.data(), w.bq, T);
-    add_bias_rows(s.k.data(), w.bk, T);
-    add_bias_rows(s.v.data(), w.bv, T);
+    add_bias_rows(s.q.data(), w.bq, T, pool);
+    add_bias_rows(s.k.data(), w.bk, T, pool);
+    add_bias_rows(s.v.data(), w.bv, T, pool);
     // Without learned position embeddings, positions are rotary.
-    if (!weights_.position_embd.data) rotate_heads(c, l, spans, T, s);
+    if (!weights_.position_embd.data) rotate_heads(c, l, spans, T, s, pool);
     span_attention({c.n_heads, c.n_kv_heads, c.head_dim}, s.q.data(), s.k.data(), s.v.data(),
                    s.att.data(), {spans.starts.data(), int64_t(spans.starts.size()) - 1},
                    static_cast<float>(c.attention_scale), pool);
     matmul(w.wo, s.att.data(), T, s.delta.data(), s.scratch.data(), pool);
-    add_bias_rows(s.delta.data(), w.bo, T);
-    add_in_place(s.x.data(), s.delta.data(), T * c.n_embd);
-    layer_norm_rows(s.x.data(), w.attn_out_norm, w.attn_out_norm_bias, T, c.n_embd, eps);
+    add_bias_rows(s.delta.data(), w.bo, T, pool);
+    add_rows(s.x.data(), s.delta.data(), T, c.n_embd, pool);
+    layer_norm_rows(s.x.data(), w.attn_out_norm, w.attn_out_norm_bias, T, c.n_embd, eps, pool);
 
     feed_forward(c, w, T, s, pool);
-    add_in_place(s.x.data(), s.delta.data(), T * c.n_embd);
-    layer_norm_rows(s.x.data(), w.layer_out_norm, w.layer_out_norm_bias, T, c.n_embd, eps);
+    add_rows(s.x.data(), s.delta.data(), T, c.n_embd, pool);
+    layer_norm_rows(s.x.data(), w.layer_out_norm, w.layer_out_norm_bias, T, c.n_embd, eps, pool);
 }
 
 // One batch of whole inputs: embeddings (token + segment 0, + position where the model
@@ -129,7 +127,7 @@ void Model::encode_batch(std::span<const std::vector<int32_t>> inputs, Pooling p
         add_in_place(x, position.data(), c.n_embd);
     }
     layer_norm_rows(s.x.data(), weights_.token_embd_norm, weights_.token_embd_norm_bias, T,
-                    c.n_embd, static_cast<float>(c.layer_norm_eps));
+                    c.n_embd, static_cast<float>(c.layer_norm_eps), pool);
     for (int64_t l = 0; l < c.n_layers; ++l) encoder_layer(l, spans, T, s, pool);
 
     int64_t begin = 0;

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "kernels/attention/attention.h"
 #include "kernels/ops/ops.h"
+#include "model/token_rows.h"
 #include "model/weight_validation.h"
 #include "quant/convert.h"
 
@@ -53,21 +54,6 @@ std::unique_ptr<Model> Model::load(const std::string& path, std::optional<Tensor
     return m;
 }
 
-namespace {
-
-// RMSNorm of each of the n rows of `width` in x, in place (rows may be heads of a token).
-void norm_rows(float* x, const std::vector<float>& weight, int64_t n, int64_t width, float eps) {
-    for (int64_t r = 0; r < n; ++r)
-        rms_norm(x + r * width, weight.data(), x + r * width, width, eps);
-}
-
-void add_bias(float* x, const std::vector<float>& bias, int64_t n_tokens) {
-    const int64_t width = static_cast<int64_t>(bias.size());
-    for (int64_t t = 0; t < n_tokens; ++t) add_in_place(x + t * width, bias.data(), width);
-}
-
-}  // namespace
-
 // Sub-layers branch on what the layer's weights hold: biases, per-head q/k norms and post-norms
 // are applied where the architecture has them.
 void Model::attention_block(int64_t l, const Batch& b, KvCache& kv, RunState& s,
@@ -79,53 +65,59 @@ void Model::attention_block(int64_t l, const Batch& b, KvCache& kv, RunState& s,
     const int64_t q_width = c.n_heads * c.head_dim, kv_width = c.n_kv_heads * c.head_dim;
     const float eps = static_cast<float>(c.rms_norm_eps);
 
-    for (int64_t t = 0; t < T; ++t)
-        rms_norm(&s.x[t * c.n_embd], w.attn_norm.data(), &s.xb[t * c.n_embd], c.n_embd, eps);
+    rms_norm_rows(s.x.data(), w.attn_norm, s.xb.data(), T, c.n_embd, eps, pool);
     const MatmulTarget qkv[] = {{&w.wq, s.q.data()}, {&w.wk, s.k.data()}, {&w.wv, s.v.data()}};
     matmul_shared_input(qkv, s.xb.data(), T, s.scratch.data(), pool);
-    if (!w.bq.empty()) add_bias(s.q.data(), w.bq, T);
-    if (!w.bk.empty()) add_bias(s.k.data(), w.bk, T);
-    if (!w.bv.empty()) add_bias(s.v.data(), w.bv, T);
+    add_bias_rows(s.q.data(), w.bq, T, pool);
+    add_bias_rows(s.k.data(), w.bk, T, pool);
+    add_bias_rows(s.v.data(), w.bv, T, pool);
 
-    float cos_sin[kMaxRopeDims];
-    for (int64_t t = 0; t < T; ++t) {
+    for_each_token(pool, T, [&](int64_t t) {
         float* q = &s.q[t * q_width];
         float* k = &s.k[t * kv_width];
         if (!w.attn_q_norm.empty()) norm_rows(q, w.attn_q_norm, c.n_heads, c.head_dim, eps);
         if (!w.attn_k_norm.empty()) norm_rows(k, w.attn_k_norm, c.n_kv_heads, c.head_dim, eps);
+        float cos_sin[kMaxRopeDims];
         rope_angles(layer.rope, s.rope_positions[t], cos_sin);
         for (int64_t h = 0; h < c.n_heads; ++h)
             rope_rotate(q + h * c.head_dim, cos_sin, c.n_rot, layer.rope.style);
         for (int64_t h = 0; h < c.n_kv_heads; ++h)
             rope_rotate(k + h * c.head_dim, cos_sin, c.n_rot, layer.rope.style);
-        if (s.key_statistics != nullptr) s.key_statistics->add(l, b.positions[t], q, k);
         kv.write(l, b.slots[t], b.positions[t], k, &s.v[t * kv_width]);
-    }
+    });
+    if (s.key_statistics != nullptr)  // it accumulates: one thread
+        for (int64_t t = 0; t < T; ++t)
+            s.key_statistics->add(l, b.positions[t], &s.q[t * q_width], &s.k[t * kv_width]);
 
     const AttentionShape shape{c.n_heads, c.n_kv_heads, c.head_dim, layer.window};
     paged_attention(kv.layer(l), shape, s.q.data(), s.att.data(), T, b.positions.data(),
                     s.firsts.data(), s.block_tables.data(), static_cast<float>(c.attention_scale),
                     pool);
     matmul(w.wo, s.att.data(), T, s.delta.data(), s.scratch.data(), pool);
-    if (!w.attn_post_norm.empty()) norm_rows(s.delta.data(), w.attn_post_norm, T, c.n_embd, eps);
-    add_in_place(s.x.data(), s.delta.data(), T * c.n_embd);
+    if (!w.attn_post_norm.empty())
+        rms_norm_rows(s.delta.data(), w.attn_post_norm, s.delta.data(), T, c.n_embd, eps, pool);
+    add_rows(s.x.data(), s.delta.data(), T, c.n_embd, pool);
 }
 
 void Model::feed_forward_block(int64_t l, int64_t T, RunState& s, ThreadPool& pool) const {
     const ModelConfig& c = config_;
     const LayerWeights& w = weights_.layers[l];
     const float eps = static_cast<float>(c.rms_norm_eps);
-    for (int64_t t = 0; t < T; ++t)
-        rms_norm(&s.x[t * c.n_embd], w.ffn_norm.data(), &s.xb[t * c.n_embd], c.n_embd, eps);
+    rms_norm_rows(s.x.data(), w.ffn_norm, s.xb.data(), T, c.n_embd, eps, pool);
     const MatmulTarget gate_up[] = {{&w.w_gate, s.gate.data()}, {&w.w_up, s.up.data()}};
     matmul_shared_input(gate_up, s.xb.data(), T, s.scratch.data(), pool);
-    if (c.arch->activation == Activation::GeGluTanh)
-        geglu_tanh(s.gate.data(), s.up.data(), T * c.n_ff);
-    else
-        swiglu(s.gate.data(), s.up.data(), T * c.n_ff);
+    for_each_token(pool, T, [&](int64_t t) {
+        float* gate = &s.gate[t * c.n_ff];
+        const float* up = &s.up[t * c.n_ff];
+        if (c.arch->activation == Activation::GeGluTanh)
+            geglu_tanh(gate, up, c.n_ff);
+        else
+            swiglu(gate, up, c.n_ff);
+    });
     matmul(w.w_down, s.gate.data(), T, s.delta.data(), s.scratch.data(), pool);
-    if (!w.ffn_post_norm.empty()) norm_rows(s.delta.data(), w.ffn_post_norm, T, c.n_embd, eps);
-    add_in_place(s.x.data(), s.delta.data(), T * c.n_embd);
+    if (!w.ffn_post_norm.empty())
+        rms_norm_rows(s.delta.data(), w.ffn_post_norm, s.delta.data(), T, c.n_embd, eps, pool);
+    add_rows(s.x.data(), s.delta.data(), T, c.n_embd, pool);
 }
 
 const float* Model::forward(const Batch& b, KvCache& kv, RunState& s, ThreadPool& pool) const {
@@ -148,13 +140,13 @@ const float* Model::forward(const Batch& b, KvCache& kv, RunState& s, ThreadPool
             s.rope_positions[t] = b.positions[t] + seq.rope_offset;
         }
     const WeightMatrix& embd = weights_.token_embd;
-    for (int64_t t = 0; t < T; ++t)
-        dequantize_row(embd.type, embd.data + b.tokens[t] * embd.row_bytes, &s.x[t * c.n_embd],
-                       c.n_embd);
-    if (c.arch->scale_embedding) {
-        const float scale = std::sqrt(static_cast<float>(c.n_embd));
-        for (int64_t i = 0; i < T * c.n_embd; ++i) s.x[i] *= scale;
-    }
+    const float scale = c.arch->scale_embedding ? std::sqrt(static_cast<float>(c.n_embd)) : 1.0f;
+    for_each_token(pool, T, [&](int64_t t) {
+        float* x = &s.x[t * c.n_embd];
+        dequantize_row(embd.type, embd.data + b.tokens[t] * embd.row_bytes, x, c.n_embd);
+        if (c.arch->scale_embedding)
+            for (int64_t i = 0; i < c.n_embd; ++i) x[i] *= scale;
+    });
 
     for (int64_t l = 0; l < c.n_layers; ++l) {
         attention_block(l, b, kv, s, pool);

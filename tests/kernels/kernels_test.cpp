@@ -310,6 +310,30 @@ TEST(Ops, F32ToF16RowRoundsLikeTheScalarConversionOnEveryLevel) {
     }
 }
 
+TEST(Ops, RmsNormEqualsTheSerialDoubleSumOnEveryLevel) {
+    // The SIMD levels add the squares in another order (exact squares, double sums), so
+    // their norms may differ from the serial sum's by the float's last bit at most.
+    std::mt19937 rng(9);
+    for (Isa isa : test::supported_isas()) {
+        test::ScopedIsaCap cap(isa);
+        for (int64_t n : {1, 7, 8, 15, 16, 17, 33, 256, 640, 4864}) {
+            // A few large values among small ones, as in a hidden state with outlier channels.
+            std::vector<float> x = random_floats(n, rng), w = random_floats(n, rng), out(n);
+            for (int64_t i = 0; i < n; i += 37) x[i] *= 300.0f;
+            double sum = 0;
+            for (int64_t i = 0; i < n; ++i) sum += double(x[i]) * x[i];
+            const float eps = 1e-6f;
+            const float scale = 1.0f / std::sqrt(static_cast<float>(sum / n) + eps);
+            rms_norm(x.data(), w.data(), out.data(), n, eps);
+            for (int64_t i = 0; i < n; ++i) {
+                const float expected = x[i] * scale * w[i];
+                EXPECT_NEAR(out[i], expected, std::fabs(expected) * 2.4e-7f)
+                    << isa_name(isa) << " n " << n << " i " << i;
+            }
+        }
+    }
+}
+
 TEST(Ops, RmsNormAndSwiglu) {
     std::vector<float> x{1, 2, 3, 4}, w{1, 1, 2, 0.5f}, out(4);
     rms_norm(x.data(), w.data(), out.data(), 4, 0.0f);

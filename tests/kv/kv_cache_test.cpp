@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/thread_pool.h"
 #include "kv/kv_cache.h"
 #include "quant/convert.h"
 #include "quant/hadamard.h"
@@ -47,6 +48,32 @@ TEST(KvCache, SlotsHoldTheTypesBlocks) {
             EXPECT_EQ(rows.row(37, 2) - rows.row(37, 0), 2 * rows.head_bytes);
             EXPECT_EQ(rows.head_bytes, static_cast<int64_t>(row_bytes(type, shape.head_dim)));
         }
+    }
+}
+
+TEST(KvCache, WritesOfDifferentSlotsOnManyThreadsEqualOneByOne) {
+    // The model writes a prompt's tokens from the pool's threads at once; the rotated types
+    // stage each row in scratch, which must not be shared between them.
+    std::mt19937 rng(4);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    const KvCacheShape shape{2, 2, 64};
+    const int64_t width = shape.n_kv_heads * shape.head_dim, slots = 64;
+    std::vector<float> k(slots * width), v(slots * width);
+    for (float& x : k) x = normal(rng);
+    for (float& x : v) x = normal(rng);
+    for (KvTypes types : {KvTypes{TensorType::Q4_0}, KvTypes{TensorType::F16, TensorType::Q8_0}}) {
+        KvCache serial(shape, types, 4, 16), threaded(shape, types, 4, 16);
+        for (int64_t s = 0; s < slots; ++s) serial.write(1, s, s, &k[s * width], &v[s * width]);
+        ThreadPool pool(4);
+        pool.parallel_for(slots, [&](int64_t begin, int64_t end, int) {
+            for (int64_t s = begin; s < end; ++s)
+                threaded.write(1, s, s, &k[s * width], &v[s * width]);
+        });
+        for (auto [a, b] : {std::pair{serial.layer(1).k, threaded.layer(1).k},
+                            {serial.layer(1).v, threaded.layer(1).v}})
+            for (int64_t s = 0; s < slots; ++s)
+                ASSERT_EQ(std::memcmp(a.row(s, 0), b.row(s, 0), a.slot_bytes), 0)
+                    << tensor_type_name(a.type) << " slot " << s;
     }
 }
 

@@ -20,20 +20,91 @@
 
 namespace kite {
 
+namespace {
+
+// Sums over a row in double: a long row of squares loses bits in float. kSquares: the terms
+// are double(x[i] - center)^2 (exact: the square of a float fits a double), else double(x[i]).
+// The SIMD paths differ from the scalar one only in the order of the additions (the last
+// bits of a double, far below the float a norm returns).
+template <bool kSquares>
+double row_sum_scalar(const float* x, int64_t n, float center) {
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const float v = x[i] - center;
+        sum += kSquares ? double(v) * v : double(x[i]);
+    }
+    return sum;
+}
+
+#if defined(__x86_64__)
+// Two chains of 8 doubles: the scalar loop waits for each addition (on Gemma 3, which norms
+// every row six times a layer, a quarter of a prompt's time outside the matmuls).
+template <bool kSquares>
+__attribute__((target("avx512f"))) double row_sum_avx512(const float* x, int64_t n, float center) {
+    const __m256 c = _mm256_set1_ps(center);
+    __m512d a = _mm512_setzero_pd(), b = _mm512_setzero_pd();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256 lo = _mm256_loadu_ps(x + i), hi = _mm256_loadu_ps(x + i + 8);
+        if constexpr (kSquares) {
+            const __m512d l = _mm512_cvtps_pd(_mm256_sub_ps(lo, c));
+            const __m512d h = _mm512_cvtps_pd(_mm256_sub_ps(hi, c));
+            a = _mm512_fmadd_pd(l, l, a);
+            b = _mm512_fmadd_pd(h, h, b);
+        } else {
+            a = _mm512_add_pd(a, _mm512_cvtps_pd(lo));
+            b = _mm512_add_pd(b, _mm512_cvtps_pd(hi));
+        }
+    }
+    return _mm512_reduce_add_pd(_mm512_add_pd(a, b)) +
+           row_sum_scalar<kSquares>(x + i, n - i, center);
+}
+
+template <bool kSquares>
+__attribute__((target("avx2,fma"))) double row_sum_avx2(const float* x, int64_t n, float center) {
+    const __m128 c = _mm_set1_ps(center);
+    __m256d a = _mm256_setzero_pd(), b = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m128 lo = _mm_loadu_ps(x + i), hi = _mm_loadu_ps(x + i + 4);
+        if constexpr (kSquares) {
+            const __m256d l = _mm256_cvtps_pd(_mm_sub_ps(lo, c));
+            const __m256d h = _mm256_cvtps_pd(_mm_sub_ps(hi, c));
+            a = _mm256_fmadd_pd(l, l, a);
+            b = _mm256_fmadd_pd(h, h, b);
+        } else {
+            a = _mm256_add_pd(a, _mm256_cvtps_pd(lo));
+            b = _mm256_add_pd(b, _mm256_cvtps_pd(hi));
+        }
+    }
+    const __m256d ab = _mm256_add_pd(a, b);
+    const __m128d half = _mm_add_pd(_mm256_castpd256_pd128(ab), _mm256_extractf128_pd(ab, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(half, _mm_unpackhi_pd(half, half))) +
+           row_sum_scalar<kSquares>(x + i, n - i, center);
+}
+#endif
+
+template <bool kSquares>
+double row_sum(const float* x, int64_t n, float center = 0.0f) {
+#if defined(__x86_64__)
+    const Isa isa = active_isa();
+    if (isa >= Isa::Avx512) return row_sum_avx512<kSquares>(x, n, center);
+    if (isa >= Isa::Avx2) return row_sum_avx2<kSquares>(x, n, center);
+#endif
+    return row_sum_scalar<kSquares>(x, n, center);
+}
+
+}  // namespace
+
 void rms_norm(const float* x, const float* weight, float* out, int64_t n, float eps) {
-    double sum = 0;  // double: a long row of squares loses bits in float
-    for (int64_t i = 0; i < n; ++i) sum += double(x[i]) * x[i];
-    const float scale = 1.0f / std::sqrt(static_cast<float>(sum / n) + eps);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(row_sum<true>(x, n) / n) + eps);
     for (int64_t i = 0; i < n; ++i) out[i] = x[i] * scale * weight[i];
 }
 
 void layer_norm(const float* x, const float* weight, const float* bias, float* out, int64_t n,
                 float eps) {
-    double sum = 0;
-    for (int64_t i = 0; i < n; ++i) sum += x[i];
-    const float mean = static_cast<float>(sum / n);
-    double squares = 0;
-    for (int64_t i = 0; i < n; ++i) squares += double(x[i] - mean) * (x[i] - mean);
+    const auto mean = static_cast<float>(row_sum<false>(x, n) / n);
+    const double squares = row_sum<true>(x, n, mean);
     const float scale = 1.0f / std::sqrt(static_cast<float>(squares / n) + eps);
     for (int64_t i = 0; i < n; ++i) out[i] = (x[i] - mean) * scale * weight[i] + bias[i];
 }
