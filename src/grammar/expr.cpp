@@ -49,7 +49,45 @@ Expr alt(std::vector<Expr> items) {
     return e;
 }
 
+namespace {
+
+// An unbounded loop (at most one pass required) whose alternatives are themselves repeated,
+// (a+|b)+ or (x*)+, matches the same strings as the loop over the alternatives' bodies,
+// (a|b)+ or x*: the loop repeats them anyway. The nested form is ambiguous (a run of a's
+// splits into passes in every way), and the matcher's open items then grow with every byte
+// fed (each byte cost time in proportion to the text before it), so it is built flat.
+Expr flat_loop(Expr item, uint32_t min) {
+    std::vector<Expr> terms;
+    if (item.kind == Expr::Kind::Alt)
+        terms = std::move(item.items);
+    else
+        terms.push_back(std::move(item));
+    std::vector<Expr> bodies;
+    for (Expr& t : terms) {
+        if (t.kind == Expr::Kind::Empty) {
+            min = 0;  // an empty pass: the loop may match nothing
+            continue;
+        }
+        if (t.kind == Expr::Kind::Repeat && t.min <= 1 && t.max >= 1) {
+            if (t.min == 0) min = 0;
+            bodies.push_back(std::move(t.items[0]));
+            continue;
+        }
+        bodies.push_back(std::move(t));
+    }
+    if (bodies.empty()) return empty();
+    Expr e;
+    e.kind = Expr::Kind::Repeat;
+    e.items.push_back(alt(std::move(bodies)));
+    e.min = min;
+    e.max = kUnbounded;
+    return e;
+}
+
+}  // namespace
+
 Expr repeat(Expr item, uint32_t min, uint32_t max) {
+    if (max == kUnbounded && min <= 1) return flat_loop(std::move(item), min);
     Expr e;
     e.kind = Expr::Kind::Repeat;
     e.items.push_back(std::move(item));

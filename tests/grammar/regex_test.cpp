@@ -39,10 +39,11 @@ bool pcre2_full_match(const std::string& pattern, const std::string& text) {
 
 TEST(GrammarRegex, AgreesWithPcre2) {
     const std::vector<std::string> patterns = {
-        "[a-z]+",          "a|bc|",   "(ab)*c?",       "\\d{3}-\\d{2,4}",
-        "[^0-9\\s]+",      "x{2,}",   "(?:a|b){1,3}$", "^[A-Z][a-z]*( [A-Z][a-z]*)*$",
-        "\\w+@\\w+\\.com", "[\\-.]+", "a.c",           "\\.\\*\\\\",
-        "[é-ü]+",          "colou?r", "\\x41\\u00e9",  "[]a]+"};
+        "[a-z]+", "a|bc|", "(ab)*c?", "\\d{3}-\\d{2,4}", "[^0-9\\s]+", "x{2,}", "(?:a|b){1,3}$",
+        "^[A-Z][a-z]*( [A-Z][a-z]*)*$", "\\w+@\\w+\\.com", "[\\-.]+", "a.c", "\\.\\*\\\\", "[é-ü]+",
+        "colou?r", "\\x41\\u00e9", "[]a]+",
+        // Loops of loops (built flat: NestedLoopsAreBuiltFlat), the same language.
+        "(?:a+|b)+c", "(a*|bc)+", "(?:\\d{1,3})+", "(x?)+a", "(a|)+b", "(a{2,3}|b)+"};
     const std::vector<std::string> texts = {
         "",     "a",  "abc",   "bc",          "ababc", "123-45",      "123-456789", "xx",   "xxxxx",
         "x",    "ab", "aba",   "Hello World", "hello", "me@site.com", "-.-",        "a\nc", "axc",
@@ -50,6 +51,18 @@ TEST(GrammarRegex, AgreesWithPcre2) {
     for (const std::string& p : patterns)
         for (const std::string& t : texts)
             EXPECT_EQ(grammar_full_match(p, t), pcre2_full_match(p, t)) << p << " on '" << t << "'";
+}
+
+TEST(GrammarRegex, NestedLoopsAreBuiltFlat) {
+    // (a+|b)+ splits a run of a's into passes in every way; the matcher's open items then grew
+    // with every byte (a fuzzer input took minutes). The loop over the bodies, (a|b)+, is the
+    // same language: the nested form is built as it.
+    const Expr e = regex_to_expr("(?:a+|b{1,3}|c*)+", RegexMatch::Full);
+    ASSERT_EQ(e.kind, Expr::Kind::Repeat);
+    EXPECT_EQ(e.min, 0u);  // c* lets a pass match nothing
+    ASSERT_EQ(e.items[0].kind, Expr::Kind::Alt);
+    for (const Expr& body : e.items[0].items) EXPECT_EQ(body.kind, Expr::Kind::Class);
+    EXPECT_EQ(regex_to_expr("(?:x{2,3})+", RegexMatch::Full).items[0].kind, Expr::Kind::Repeat);
 }
 
 TEST(GrammarRegex, SearchFindsTheMatchAnywhere) {
