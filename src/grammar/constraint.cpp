@@ -37,7 +37,7 @@ std::shared_ptr<const Grammar> json_object(const ConstraintSpec& spec) {
 
 std::shared_ptr<const Grammar> regex(const ConstraintSpec& spec) {
     GrammarBuilder b;
-    return framed(b, spec, regex_to_expr(spec.text, RegexMatch::Full));
+    return framed(b, spec, regular(regex_to_expr(spec.text, RegexMatch::Full)));
 }
 
 std::shared_ptr<const Grammar> gbnf(const ConstraintSpec& spec) {

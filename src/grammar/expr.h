@@ -20,11 +20,13 @@ inline constexpr uint32_t kUnbounded = UINT32_MAX;
 inline constexpr uint32_t kMaxCodePoint = 0x10FFFF;
 
 struct Expr {
-    enum class Kind : uint8_t { Empty, Literal, Class, Ref, Seq, Alt, Repeat };
+    // Regular: items[0], a part without Refs that GrammarBuilder lowers as one deterministic
+    // automaton (regular_automaton.h) where it can.
+    enum class Kind : uint8_t { Empty, Literal, Class, Ref, Seq, Alt, Repeat, Regular };
     Kind kind = Kind::Empty;
     std::string text;               // Literal: the bytes; Ref: the rule's name
     std::vector<CodeRange> ranges;  // Class: the code points it matches (sorted, disjoint)
-    std::vector<Expr> items;        // Seq, Alt: the parts; Repeat: the one repeated part
+    std::vector<Expr> items;        // Seq, Alt: the parts; Repeat, Regular: the one part
     uint32_t min = 0;               // Repeat: at least min times
     uint32_t max = 0;               // Repeat: at most max times (kUnbounded: no limit)
 };
@@ -62,6 +64,16 @@ inline Expr star(Expr item) {
 }
 inline Expr plus(Expr item) {
     return repeat(std::move(item), 1, kUnbounded);
+}
+
+// `item` (no Refs inside) lowered as a deterministic automaton: one rule per state, so that
+// however ambiguous the expression (a regex's (\w+\s?)+, or the .* around a searched pattern),
+// the matcher holds a fixed number of items per byte instead of one per way to split the text.
+inline Expr regular(Expr item) {
+    Expr e;
+    e.kind = Expr::Kind::Regular;
+    e.items.push_back(std::move(item));
+    return e;
 }
 
 // Sorted, merged ranges; the complement over all code points when `negated`.

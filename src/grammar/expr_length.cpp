@@ -56,6 +56,8 @@ LengthRange length_range(const Expr& e) {
             }
             return r;
         }
+        case Expr::Kind::Regular:
+            return length_range(e.items[0]);
         case Expr::Kind::Repeat: {
             const LengthRange p = length_range(e.items[0]);
             return {times(p.lo, e.min), times(p.hi, e.max)};
@@ -68,6 +70,11 @@ std::optional<Expr> restrict_length(const Expr& e, uint64_t lo, uint64_t hi) {
     const LengthRange r = length_range(e);
     if (r.lo >= lo && r.hi <= hi) return e;
     if (r.lo > hi || r.hi < lo) return alt({});
+    if (e.kind == Expr::Kind::Regular) {
+        std::optional<Expr> part = restrict_length(e.items[0], lo, hi);
+        if (!part) return std::nullopt;
+        return regular(std::move(*part));
+    }
     if (e.kind == Expr::Kind::Alt) {
         std::vector<Expr> parts;
         for (const Expr& item : e.items) {

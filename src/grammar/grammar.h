@@ -63,6 +63,7 @@ class GrammarBuilder {
     void lower(const Expr& e, std::vector<Element>& out);
     void lower_class(const Expr& e, std::vector<Element>& out);
     void lower_repeat(const Expr& e, std::vector<Element>& out);
+    void lower_regular(const Expr& e, std::vector<Element>& out);
     Element as_element(const Expr& e);
     uint32_t byte_set(const std::bitset<256>& set);
     void finish();

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "grammar/regular_automaton.h"
 #include "grammar/shortest_length.h"
 #include "grammar/utf8_ranges.h"
 
@@ -12,6 +13,10 @@ namespace {
 // Elements in all productions, which bound compile time and memory: a schema asking for
 // maxLength 10^6 is refused, not expanded.
 constexpr size_t kMaxElements = 1'000'000;
+
+// A Regular part's automaton at most: beyond it (long counted repetitions) the part is lowered
+// as written, where Leo's shortcut keeps nested optionals cheap.
+constexpr size_t kMaxAutomatonStates = 512;
 
 }  // namespace
 
@@ -102,6 +107,9 @@ void GrammarBuilder::lower(const Expr& e, std::vector<Element>& out) {
         case Expr::Kind::Repeat:
             lower_repeat(e, out);
             return;
+        case Expr::Kind::Regular:
+            lower_regular(e, out);
+            return;
     }
 }
 
@@ -177,6 +185,38 @@ void GrammarBuilder::lower_repeat(const Expr& e, std::vector<Element>& out) {
         tail = optional;
     }
     out.push_back({Element::Kind::Rule, tail});
+}
+
+// A Regular part as its automaton, one rule per state written left-recursively: "t ::= s b"
+// for each move from s to t on the bytes b, the start also empty. Every state's rule then
+// begins where the part began, so the matcher's open items stand for the one state the text
+// has reached, a fixed number of them however long the text (Leo's shortcut is not needed),
+// and a state met again is the same parse state (masks are cached by it). A part that cannot
+// split text many ways, or that the automaton does not take (a Ref inside, too many states),
+// is lowered as written.
+void GrammarBuilder::lower_regular(const Expr& e, std::vector<Element>& out) {
+    const std::optional<ByteAutomaton> dfa =
+        may_split_many_ways(e.items[0]) ? regular_automaton(e.items[0], kMaxAutomatonStates)
+                                        : std::nullopt;
+    if (!dfa) {
+        lower(e.items[0], out);
+        return;
+    }
+    std::vector<uint32_t> state(dfa->states());
+    for (uint32_t& id : state) id = new_helper("state");
+    add_production(state[0], {});
+    for (size_t s = 0; s < dfa->states(); ++s) {
+        std::map<int32_t, std::bitset<256>> moves;
+        for (size_t b = 0; b < 256; ++b)
+            if (const int32_t t = dfa->next[s][b]; t != ByteAutomaton::kRejected) moves[t].set(b);
+        for (const auto& [t, bytes] : moves)
+            add_production(state[t], {{Element::Kind::Rule, state[s]},
+                                      {Element::Kind::Bytes, byte_set(bytes)}});
+    }
+    const uint32_t id = new_helper("regular");
+    for (size_t s = 0; s < dfa->states(); ++s)
+        if (dfa->accepting[s]) add_production(id, {{Element::Kind::Rule, state[s]}});
+    out.push_back({Element::Kind::Rule, id});
 }
 
 std::shared_ptr<const Grammar> GrammarBuilder::build(const std::string& root) {

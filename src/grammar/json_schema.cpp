@@ -339,7 +339,7 @@ class SchemaCompiler {
                 if (!cut) fail("unsupported keyword 'minLength'/'maxLength' beside this pattern");
                 chars = std::move(*cut);
             }
-            content = json_encode_chars(chars);
+            content = regular(json_encode_chars(chars));
         }
         if (s.contains("format") && s["format"].is_string()) {
             const std::string f = s["format"];

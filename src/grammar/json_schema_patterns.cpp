@@ -58,7 +58,7 @@ PatternRewrite names_from_patterns(const json& s, const json& patterns) {
     std::vector<Expr> names;
     for (const auto& [p, v] : patterns.items()) {
         if (v != value) refuse("patterns with different schemas beside additionalProperties false");
-        names.push_back(json_encode_chars(regex_to_expr(p, RegexMatch::Search)));
+        names.push_back(regular(json_encode_chars(regex_to_expr(p, RegexMatch::Search))));
     }
     // A declared name the patterns also spell would be accepted with the pattern's schema
     // alone: only declared names without a schema of their own may match.

@@ -22,6 +22,8 @@ enum class RegexMatch {
     Search,  // some part of the string matches, as JSON Schema's `pattern` (re.search)
 };
 
+// The pattern as written; a caller with patterns it did not write wraps the result in
+// regular() (expr.h): a pattern may be ambiguous, (\w+\s?)+, which its automaton is not.
 Expr regex_to_expr(std::string_view pattern, RegexMatch match);
 
 }  // namespace kite::grammar
