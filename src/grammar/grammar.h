@@ -80,6 +80,7 @@ class GrammarBuilder {
     };
     std::unordered_map<std::array<uint64_t, 4>, uint32_t, WordsHash> byte_set_ids_;
     size_t size_ = 0;
+    size_t automaton_states_ = 0;  // built by lower_regular so far (grammar_builder.cpp)
 };
 
 }  // namespace kite::grammar

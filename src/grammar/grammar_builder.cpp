@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "grammar/regular_automaton.h"
 #include "grammar/shortest_length.h"
 #include "grammar/utf8_ranges.h"
@@ -15,8 +17,11 @@ namespace {
 constexpr size_t kMaxElements = 1'000'000;
 
 // A Regular part's automaton at most: beyond it (long counted repetitions) the part is lowered
-// as written, where Leo's shortcut keeps nested optionals cheap.
+// as written, where Leo's shortcut keeps nested optionals cheap. And all of a grammar's
+// automata at most, counting a part given up on as a whole one: a schema of a thousand
+// patterns each near the limit (about 20 ms each) would otherwise compile for seconds.
 constexpr size_t kMaxAutomatonStates = 512;
+constexpr size_t kMaxAutomatonStatesPerGrammar = 8 * kMaxAutomatonStates;
 
 }  // namespace
 
@@ -195,9 +200,13 @@ void GrammarBuilder::lower_repeat(const Expr& e, std::vector<Element>& out) {
 // split text many ways, or that the automaton does not take (a Ref inside, too many states),
 // is lowered as written.
 void GrammarBuilder::lower_regular(const Expr& e, std::vector<Element>& out) {
-    const std::optional<ByteAutomaton> dfa =
-        may_split_many_ways(e.items[0]) ? regular_automaton(e.items[0], kMaxAutomatonStates)
-                                        : std::nullopt;
+    const size_t max_states =
+        std::min(kMaxAutomatonStates, kMaxAutomatonStatesPerGrammar - automaton_states_);
+    std::optional<ByteAutomaton> dfa;
+    if (max_states > 0 && may_split_many_ways(e.items[0])) {
+        dfa = regular_automaton(e.items[0], max_states);
+        automaton_states_ += dfa ? dfa->states() : max_states;
+    }
     if (!dfa) {
         lower(e.items[0], out);
         return;
