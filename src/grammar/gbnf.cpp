@@ -13,6 +13,14 @@ bool is_name_char(char c) {
            c == '_';
 }
 
+// Whether `e` refers to a rule.
+bool refers(const Expr& e) {
+    if (e.kind == Expr::Kind::Ref) return true;
+    for (const Expr& item : e.items)
+        if (refers(item)) return true;
+    return false;
+}
+
 class GbnfParser {
   public:
     explicit GbnfParser(std::string_view text) : t_(text) {}
@@ -23,7 +31,10 @@ class GbnfParser {
             const std::string name = read_name();
             skip_space();
             if (!eat("::=")) error("expected '::='");
-            b_.define(name, alternatives());
+            // A rule of characters alone is regular: built as its automaton where its loops
+            // could split text many ways (GrammarBuilder::lower_regular).
+            Expr body = alternatives();
+            b_.define(name, refers(body) ? std::move(body) : regular(std::move(body)));
             skip_space();
         }
         if (!b_.defined("root")) throw GrammarError("GBNF: no 'root' rule");
