@@ -24,12 +24,14 @@ bool grammar_full_match(const std::string& pattern, const std::string& text, boo
     return m.advance(text) && m.can_stop();
 }
 
-bool pcre2_full_match(const std::string& pattern, const std::string& text) {
+// PCRE2's answer: the whole text (`full`) or some part of it matches.
+bool pcre2_matches(const std::string& pattern, const std::string& text, bool full) {
     int error = 0;
     PCRE2_SIZE offset = 0;
-    pcre2_code* code = pcre2_compile(
-        reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-        PCRE2_UTF | PCRE2_ALT_BSUX | PCRE2_ANCHORED | PCRE2_ENDANCHORED, &error, &offset, nullptr);
+    const uint32_t anchors = full ? PCRE2_ANCHORED | PCRE2_ENDANCHORED : 0;
+    pcre2_code* code =
+        pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+                      PCRE2_UTF | PCRE2_ALT_BSUX | anchors, &error, &offset, nullptr);
     EXPECT_NE(code, nullptr) << pattern;
     pcre2_match_data* md = pcre2_match_data_create_from_pattern(code, nullptr);
     const int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0, 0,
@@ -55,8 +57,32 @@ TEST(GrammarRegex, AgreesWithPcre2) {
     for (const std::string& p : patterns)
         for (const std::string& t : texts)
             for (const bool automaton : {false, true})
-                EXPECT_EQ(grammar_full_match(p, t, automaton), pcre2_full_match(p, t))
+                EXPECT_EQ(grammar_full_match(p, t, automaton), pcre2_matches(p, t, true))
                     << p << " on '" << t << "'" << (automaton ? " (automaton)" : "");
+}
+
+bool grammar_search(const std::string& pattern, const std::string& text) {
+    GrammarBuilder b;
+    b.define("root", regular(regex_to_expr(pattern, RegexMatch::Search)));
+    Matcher m(b.build("root"));
+    return m.advance(text) && m.can_stop();
+}
+
+// Search mode (a schema's `pattern`), as the automaton the pattern of a request is built as.
+TEST(GrammarRegex, SearchAgreesWithPcre2) {
+    const std::vector<std::string> patterns = {"ab+",         "^ab",
+                                               "b$",          "^(\\w+\\s?)+$",
+                                               "([a-z]+ ?)+", "(a|ab)*(b|ba)*c",
+                                               "^$",          "é+",
+                                               "x{2,3}y",     "^[A-Z][a-z]*( [A-Z][a-z]*)*$",
+                                               "(a|b)*abb",   "a|^b|c$"};
+    const std::vector<std::string> texts = {
+        "",     "a",   "ab",      "xxabbby",   "ba",  "b",    "Hello World", "hello world ",
+        "a  b", "abb", "aabab c", "ababbabbx", "xxy", "xxxy", "é",           "aé",
+        "abbé", "cb",  "bc",      "xc"};
+    for (const std::string& p : patterns)
+        for (const std::string& t : texts)
+            EXPECT_EQ(grammar_search(p, t), pcre2_matches(p, t, false)) << p << " on '" << t << "'";
 }
 
 TEST(GrammarRegex, NestedLoopsAreBuiltFlat) {
