@@ -21,7 +21,7 @@ inline constexpr uint32_t kMaxCodePoint = 0x10FFFF;
 
 struct Expr {
     // Regular: items[0], a part without Refs that GrammarBuilder lowers as one deterministic
-    // automaton (regular_automaton.h) where it can.
+    // automaton (regular_automaton.h) where it can; the last item is lowered where it cannot.
     enum class Kind : uint8_t { Empty, Literal, Class, Ref, Seq, Alt, Repeat, Regular };
     Kind kind = Kind::Empty;
     std::string text;               // Literal: the bytes; Ref: the rule's name
@@ -73,6 +73,15 @@ inline Expr regular(Expr item) {
     Expr e;
     e.kind = Expr::Kind::Regular;
     e.items.push_back(std::move(item));
+    return e;
+}
+
+// The same, with the language as written (a GBNF rule with its references, rule_inlining.h)
+// lowered instead where no automaton is built: written out, a rule's copies of the rules it
+// refers to would be lowered again at each use.
+inline Expr regular(Expr item, Expr as_written) {
+    Expr e = regular(std::move(item));
+    e.items.push_back(std::move(as_written));
     return e;
 }
 

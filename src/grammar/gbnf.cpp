@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "core/utf8.h"
+#include "grammar/regular_automaton.h"
+#include "grammar/rule_inlining.h"
 
 namespace kite::grammar {
 
@@ -11,14 +13,6 @@ namespace {
 bool is_name_char(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
            c == '_';
-}
-
-// Whether `e` refers to a rule.
-bool refers(const Expr& e) {
-    if (e.kind == Expr::Kind::Ref) return true;
-    for (const Expr& item : e.items)
-        if (refers(item)) return true;
-    return false;
 }
 
 class GbnfParser {
@@ -31,17 +25,38 @@ class GbnfParser {
             const std::string name = read_name();
             skip_space();
             if (!eat("::=")) error("expected '::='");
-            // A rule of characters alone is regular: built as its automaton where its loops
-            // could split text many ways (GrammarBuilder::lower_regular).
             Expr body = alternatives();
-            b_.define(name, refers(body) ? std::move(body) : regular(std::move(body)));
+            // Defining a rule again adds alternatives.
+            if (auto [it, added] = rules_.try_emplace(name, std::move(body)); !added)
+                it->second = alt({std::move(it->second), std::move(body)});
+            else
+                order_.push_back(name);
             skip_space();
         }
+        define_rules();
         if (!b_.defined("root")) throw GrammarError("GBNF: no 'root' rule");
         return b_.build("root");
     }
 
   private:
+    // A rule whose references never lead back to it is regular: written out in place of its
+    // references, it is built as its automaton where its loops could split text many ways
+    // (GrammarBuilder::lower_regular), and as written where not.
+    void define_rules() {
+        RuleInliner inliner(rules_);
+        for (const std::string& name : order_) {
+            const Expr& body = rules_.at(name);
+            if (!refers(body)) {
+                b_.define(name, regular(body));
+            } else if (std::optional<Expr> whole = inliner.inlined(name);
+                       whole && may_split_many_ways(*whole)) {
+                b_.define(name, regular(std::move(*whole), body));
+            } else {
+                b_.define(name, body);
+            }
+        }
+    }
+
     [[noreturn]] void error(std::string_view what) const {
         size_t line = 1;
         for (size_t i = 0; i < pos_ && i < t_.size(); ++i) line += t_[i] == '\n';
@@ -238,6 +253,8 @@ class GbnfParser {
     std::string_view t_;
     size_t pos_ = 0;
     int depth_ = 0;
+    std::map<std::string, Expr> rules_;
+    std::vector<std::string> order_;  // the rules in the order the text defines them
     GrammarBuilder b_;
 };
 

@@ -198,7 +198,7 @@ void GrammarBuilder::lower_repeat(const Expr& e, std::vector<Element>& out) {
 // has reached, a fixed number of them however long the text (Leo's shortcut is not needed),
 // and a state met again is the same parse state (masks are cached by it). A part that cannot
 // split text many ways, or that the automaton does not take (a Ref inside, too many states),
-// is lowered as written.
+// is lowered as written (its last item).
 void GrammarBuilder::lower_regular(const Expr& e, std::vector<Element>& out) {
     const size_t max_states =
         std::min(kMaxAutomatonStates, kMaxAutomatonStatesPerGrammar - automaton_states_);
@@ -208,7 +208,7 @@ void GrammarBuilder::lower_regular(const Expr& e, std::vector<Element>& out) {
         automaton_states_ += dfa ? dfa->states() : max_states;
     }
     if (!dfa) {
-        lower(e.items[0], out);
+        lower(e.items.back(), out);
         return;
     }
     std::vector<uint32_t> state(dfa->states());
