@@ -17,9 +17,9 @@
 // after the AVX-512 format, so the AVX-512 kernels read the same rows.
 #include <algorithm>
 #include <cstddef>
-#include <cstring>
 
 #include "kernels/cpu/amx_tiles.h"
+#include "kernels/cpu/prefetch.h"
 #include "kernels/cpu/tile_buffer.h"
 #include "kernels/gemm/packed_amx_levels.h"
 #include "kernels/gemm/packed_amx_split.h"
@@ -33,6 +33,7 @@ namespace kite::packed::amx {
 namespace {
 
 constexpr int64_t kRows = 16;
+constexpr int64_t kTileBytes = kQK * kRows;  // one block of a group's levels, unpacked
 // Levels unpacked at once (up to a call's groups): they stay in L2 while every token tile
 // passes over them.
 constexpr int64_t kChunkBytes = 768 * 1024;
@@ -96,22 +97,34 @@ void prepare_activation(const float* x, uint8_t* dst, int64_t cols) {
 
 // ---- Weights: a group's levels as tile bytes, its scales and offsets as floats ------------
 
-// One group unpacked: per block, kQK / 4 tile rows of 64 bytes, then per block 16 scales
-// d_w and 16 offsets c_w.
+// One group unpacked: per block, kQK / 4 tile rows of 64 bytes (block i's at levels + i *
+// stride), then per block 16 scales d_w and 16 offsets c_w. Q8_0's blocks hold their signed
+// weights in the tile's order already: its tiles read them where they are packed, so a call
+// of few token tiles (a batch of decode steps) does not copy every weight byte it reads.
 struct Unpacked {
-    uint8_t* levels;
+    const uint8_t* levels;
+    int64_t stride;
     float* scale;
     float* offset;
 };
 
+constexpr bool kReadInPlace(TensorType t) {
+    return t == TensorType::Q8_0;
+}
+// Levels read in place are prefetched kBlocksAhead blocks ahead into L1 and kFarAhead bytes
+// past those into L2: the first token tile over a group reads them from memory.
+constexpr int64_t kBlocksAhead = 4;
+constexpr int64_t kFarAhead = 16 * 1024;
+
+// A group's levels into `levels` (unused where they are read in place), its scales and
+// offsets into u's.
 template <TensorType T>
-KITE_AMX void unpack_blocks(const WeightMatrix& w, const uint8_t* group, Unpacked u) {
+KITE_AMX void unpack_blocks(const WeightMatrix& w, const uint8_t* group, uint8_t* levels,
+                            Unpacked u) {
     const GroupParts<const uint8_t> parts{group, quant_layout(T, kRows)};
     for (int64_t b = 0; b < w.cols / kQK; ++b) {
-        uint8_t* dst = u.levels + b * 32 * kRows;
-        if constexpr (T == TensorType::Q8_0)
-            std::memcpy(dst, parts.q(b), 32 * kRows);
-        else
+        uint8_t* dst = levels + b * kTileBytes;
+        if constexpr (!kReadInPlace(T))
             for (int p = 0; p < 4; ++p) unpack_pair(parts.q(b) + 64 * p, dst + 128 * p);
         if constexpr (T == TensorType::Q5_0) {  // 16 more where quad i's fifth bit (bit i) is set
             const __m512i high = _mm512_loadu_si512(parts.q(b) + 16 * kRows);
@@ -203,14 +216,13 @@ struct TokenTile {
 template <TensorType T>
 KITE_AMX inline __attribute__((always_inline)) void tile(TokenTile x, int64_t blocks, Unpacked u,
                                                          float* y, int64_t y_stride, int64_t rows) {
-    constexpr int64_t kTileBytes = kQK * kRows;
     const long stride = static_cast<long>(x.act_bytes);
     alignas(64) int32_t sums[2][kTileTokens][kRows];
     __m512 acc[kTileTokens];
 #pragma GCC unroll 16
     for (auto& a : acc) a = _mm512_setzero_ps();
     auto a = [&](int64_t i) { return x.act + quants_offset<T>(i); };
-    auto b = [&](int64_t i) { return u.levels + i * kTileBytes; };
+    auto b = [&](int64_t i) { return u.levels + i * u.stride; };
     auto f = [&](int64_t i) { return x.act + x.floats_offset + 8 * i; };
     auto d = [&](int64_t i) { return u.scale + kRows * i; };
     auto c = [&](int64_t i) { return u.offset + kRows * i; };
@@ -218,6 +230,7 @@ KITE_AMX inline __attribute__((always_inline)) void tile(TokenTile x, int64_t bl
     // scaled only after the block before it is: a load right behind a tile store waits.
     start<T, 0>(a(0), stride, b(0));
     for (int64_t i = 0; i < blocks; i += 2) {
+        if constexpr (kReadInPlace(T)) prefetch_bytes<kFarAhead>(b(i + kBlocksAhead), 2 * u.stride);
         const bool second = i + 1 < blocks;
         if (second) start<T, 1>(a(i + 1), stride, b(i + 1));
         store<0>(sums[0]);
@@ -252,11 +265,16 @@ KITE_AMX void tiled_gemm(const WeightMatrix& w, const uint8_t* act, size_t act_b
     const int64_t bytes = group_bytes(w, kRows);
     for (int64_t g0 = group_begin; g0 < group_end; g0 += chunk) {
         const int64_t g1 = std::min(group_end, g0 + chunk);
+        auto buffer = [&](int64_t g) { return levels + (g - g0) * w.cols * kRows; };
         auto unpacked = [&](int64_t g) {
             float* sc = scales + (g - g0) * blocks * kRows * 2;
-            return Unpacked{levels + (g - g0) * w.cols * kRows, sc, sc + blocks * kRows};
+            if constexpr (kReadInPlace(T))
+                return Unpacked{w.packed + g * bytes, quant_layout(T, kRows).block_bytes(), sc,
+                                sc + blocks * kRows};
+            return Unpacked{buffer(g), kTileBytes, sc, sc + blocks * kRows};
         };
-        for (int64_t g = g0; g < g1; ++g) unpack_blocks<T>(w, w.packed + g * bytes, unpacked(g));
+        for (int64_t g = g0; g < g1; ++g)
+            unpack_blocks<T>(w, w.packed + g * bytes, buffer(g), unpacked(g));
         asm volatile("" ::: "memory");  // the tile loads read these bytes (their asm says not)
         for (int64_t t = 0; t < tiled; t += kTileTokens) {
             for (int64_t g = g0; g < g1; ++g)
