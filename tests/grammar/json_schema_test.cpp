@@ -12,6 +12,7 @@
 #include "grammar/json_schema.h"
 #include "grammar/matcher.h"
 #include "json_schema_checks.h"
+#include "sanitized_build.h"
 
 namespace kite::grammar {
 namespace {
@@ -158,7 +159,9 @@ class GrammarCompileBound : public ::testing::Test {
         }
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        EXPECT_LT(seconds, 2.0) << error;  // measured: well under 0.5 s each
+        // Measured: well under 0.5 s each in release builds. AddressSanitizer's builds run
+        // several times slower, more on a busy host (3.6 s for one seen there).
+        EXPECT_LT(seconds, test::kSanitizedBuild ? 10.0 : 2.0) << error;
         return error;
     }
 };
