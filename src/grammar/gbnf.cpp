@@ -50,6 +50,8 @@ class GbnfParser {
                 b_.define(name, regular(body));
             } else if (std::optional<Expr> whole = inliner.inlined(name);
                        whole && may_split_many_ways(*whole)) {
+                // Asked here, not left to lower_regular: a Regular part is lowered into a
+                // helper rule, one more item per use for a rule that needs no automaton.
                 b_.define(name, regular(std::move(*whole), body));
             } else {
                 b_.define(name, body);
