@@ -30,9 +30,10 @@
 namespace kite {
 namespace {
 
-constexpr TensorType kTypes[] = {
-    TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q8_0, TensorType::Q4_0,
-    TensorType::Q4_1, TensorType::Q5_0, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K};
+constexpr TensorType kTypes[] = {TensorType::F32,  TensorType::F16,  TensorType::BF16,
+                                 TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1,
+                                 TensorType::Q5_0, TensorType::Q5_1, TensorType::Q4_K,
+                                 TensorType::Q5_K, TensorType::Q6_K};
 
 bool is_k_quant(TensorType t) {
     return t == TensorType::Q4_K || t == TensorType::Q5_K || t == TensorType::Q6_K;

@@ -4,10 +4,10 @@
 // Activations for packed quantized weights are signed 8-bit blocks with the sum of their
 // quants. The weights are stored as unsigned levels, w plus a type's offset (VNNI multiplies
 // unsigned by signed bytes), so each block sum carries offset * sum(quants), which the tiles
-// take off once per token and block (Q4_1's levels are its weights: its blocks carry d * sum
-// instead, for the minimums, as the reference dot product's). BF16 weights take bf16 activation
-// pairs (vdpbf16ps) or f32 values rounded to bf16 (widened to f32 for FMA); F32 and F16 weights
-// read x as it is.
+// take off once per token and block (Q4_1's and Q5_1's levels are their weights: their blocks
+// carry d * sum instead, for the minimums, as the reference dot product's). BF16 weights take
+// bf16 activation pairs (vdpbf16ps) or f32 values rounded to bf16 (widened to f32 for FMA);
+// F32 and F16 weights read x as it is.
 //
 // BF16 weights meet activations rounded to bf16, as llama.cpp's do. vdpbf16ps multiplies
 // 32 pairs per instruction; where that multiplies fewer pairs per second than f32 FMAs do
@@ -21,6 +21,7 @@
 
 #include "core/huge_pages.h"
 #include "kernels/cpu/isa.h"
+#include "kernels/gemm/block_traits.h"
 #include "kernels/gemm/matmul.h"
 #include "quant/blocks.h"
 #include "quant/fp16.h"
@@ -41,16 +42,16 @@ struct PackedKernels {
 };
 
 namespace packed::avx512 {
-extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q4_k, q5_k, q6_k;
+extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k;
 }
 namespace packed::amx {  // the AVX-512 layout; int8 tiles for prompt-sized calls
-extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q4_k, q5_k, q6_k;
+extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k;
 }
 namespace packed::avxvnni {
-extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q4_k, q5_k, q6_k;
+extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k;
 }
 namespace packed::avx2 {
-extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q4_k, q5_k, q6_k;
+extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k;
 }
 
 // How packed BF16 weights are multiplied on AVX-512: chosen once per process by timing both
@@ -72,9 +73,9 @@ struct BlockQ8Sum {
 };
 static_assert(sizeof(BlockQ8Sum) == 36);
 
-// The activation block of packed weights of type T (Q4_1: BlockQ8_1, quant/blocks.h).
+// The activation block of packed weights of type T (Q4_1 and Q5_1: BlockQ8_1, quant/blocks.h).
 template <TensorType T>
-using PackedActivation = std::conditional_t<T == TensorType::Q4_1, BlockQ8_1, BlockQ8Sum>;
+using PackedActivation = std::conditional_t<has_min(T), BlockQ8_1, BlockQ8Sum>;
 
 // Sets an activation block's scale d and what it keeps of its quants' sum: BlockQ8Sum the
 // sum, BlockQ8_1 d * sum in f16, as the reference quantizer does.

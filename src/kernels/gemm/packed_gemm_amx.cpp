@@ -308,5 +308,12 @@ const PackedKernels q8_0 = tiled<TensorType::Q8_0>();
 const PackedKernels q4_0 = tiled<TensorType::Q4_0>();
 const PackedKernels q4_1 = tiled<TensorType::Q4_1>();
 const PackedKernels q5_0 = tiled<TensorType::Q5_0>();
+// Q5_1 has no tiles yet (they would be Q4_1's with Q5_0's fifth bits): the AVX-512 kernels,
+// which are constant-initialized, so this copy of them is safe at any start-up order.
+const PackedKernels q5_1 = [] {
+    PackedKernels k = avx512::q5_1;
+    k.isa = Isa::Amx;
+    return k;
+}();
 
 }  // namespace kite::packed::amx

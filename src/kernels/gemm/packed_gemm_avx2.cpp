@@ -8,15 +8,15 @@
 //
 // Integer products without VNNI: vpmaddubsw (u8 x s8, adjacent pairs summed to saturating
 // i16) then vpmaddwd with ones (to i32).
-//   Q4_0, Q4_1, Q5_0: the weights' levels (u8, at most 15 or 31) times the activations (s8,
-//     at most 127 in magnitude). A pair sums to at most 2 * 15 * 127 = 3810 (Q4_*), so the 8
-//     quads of a block sum in i16 (30480) before one vpmaddwd; Q5_0 pairs reach 7874, so 4
+//   Q4_0, Q4_1, Q5_0, Q5_1: the weights' levels (u8, at most 15 or 31) times the activations
+//     (s8, at most 127 in magnitude). A pair sums to at most 2 * 15 * 127 = 3810 (Q4_*), so the
+//     8 quads of a block sum in i16 (30480) before one vpmaddwd; Q5_* pairs reach 7874, so 4
 //     quads (31496) at most. Each block sum then adds -level_offset *
 //     sum(quants) of its token.
 //   Q8_0: levels of 255 would overflow (2 * 255 * 127 > 32767), so the product is |w| (u8)
 //     times sign(x, w) (s8), at most 2 * 128 * 127 = 32512 per pair: one vpmaddwd per quad,
 //     and nothing to take off.
-// With VNNI, vpdpbusd takes the levels times the activations for all four types, as on
+// With VNNI, vpdpbusd takes the levels times the activations for every plain type, as on
 // AVX-512 (Q8_0's levels are its weights with the top bit flipped).
 #include <immintrin.h>
 
@@ -141,7 +141,7 @@ KITE_AVX2 inline void load_quads(const uint8_t* q, int p, __m256i& lo, __m256i& 
         const __m256i mask = _mm256_set1_epi8(0x0f);
         lo = _mm256_and_si256(v, mask);
         hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
-        if constexpr (T == TensorType::Q5_0) {
+        if constexpr (has_fifth_bit(T)) {
             const __m256i high =
                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 16 * kRows));
             // 16 goes on where the fifth bit is set. (Shifting each bit to bit 4 takes one
@@ -191,7 +191,7 @@ KITE_AVX2 inline __m256i offset_seed(const PackedActivation<T>& x) {
         return _mm256_set1_epi32(-level_offset(T) * x.sum);
 }
 
-// `groups` Q4_0, Q4_1 or Q5_0 groups unpacked to one level per byte (unpacked_layout).
+// `groups` Q4_0, Q4_1, Q5_0 or Q5_1 groups unpacked to one level per byte (unpacked_layout).
 template <TensorType T>
 KITE_AVX2 void unpack_groups(const WeightMatrix& w, const uint8_t* src, uint8_t* dst,
                              int64_t groups) {
@@ -247,12 +247,12 @@ KITE_AVX2 inline void q8_0_block_sums(const GroupParts<const uint8_t> (&parts)[G
     }
 }
 
-// Q4_0, Q4_1 and Q5_0 block sums: kFold pairs of quads summed in i16, then widened.
+// Q4_0, Q4_1, Q5_0 and Q5_1 block sums: kFold pairs of quads summed in i16, then widened.
 template <TensorType T, int G, int C, bool kUnpacked>
 KITE_AVX2 inline void q4_block_sums(const GroupParts<const uint8_t> (&parts)[G], int64_t b,
                                     const PackedActivation<T>* const (&x)[C],
                                     __m256i (&sum)[G][C]) {
-    constexpr int kFold = T == TensorType::Q5_0 ? 2 : 4;  // see the top of the file
+    constexpr int kFold = has_fifth_bit(T) ? 2 : 4;  // see the top of the file
     const __m256i ones = _mm256_set1_epi16(1);
     for (int g = 0; g < G; ++g)
         for (int c = 0; c < C; ++c) sum[g][c] = _mm256_setzero_si256();
@@ -433,6 +433,7 @@ constexpr TilePlan kPlanQ8_0 = quant_plan(kQ8_0),
                    kPlanQ4_0 = unpacking_plan<TensorType::Q4_0>(kQ4_0, kUnpackedQ4_0),
                    kPlanQ4_1 = unpacking_plan<TensorType::Q4_1>(kQ4_1, kUnpackedQ4_1),
                    kPlanQ5_0 = unpacking_plan<TensorType::Q5_0>(kQ5_0, kUnpackedQ5_0),
+                   kPlanQ5_1 = unpacking_plan<TensorType::Q5_1>(kQ5_1, kUnpackedQ5_1),
                    kPlanQ4_K = k_plan<TensorType::Q4_K>(kQ4_K, kUnpackedQ4_K),
                    kPlanQ5_K = k_plan<TensorType::Q5_K>(kQ5_K, kUnpackedQ5_K),
                    kPlanQ6_K = k_plan<TensorType::Q6_K>(kQ6_K, kUnpackedQ6_K),
@@ -482,7 +483,7 @@ KITE_TILE_TARGET inline __m256i dpbusd(__m256i sum, __m256i u8, __m256i s8) {
 }  // namespace evex
 
 struct VnniPlans {
-    TilePlan q8_0, q4_0, q4_1, q5_0, q4_k, q5_k, q6_k;
+    TilePlan q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k;
 };
 
 // The plans of one encoding's tiles: as AVX2's (int32 sums and accumulators of 2 x 3, plus
@@ -493,6 +494,7 @@ struct VnniPlans {
             avx2::unpacking_plan<TensorType::Q4_0>(E::kQ4_0, E::kUnpackedQ4_0), \
             avx2::unpacking_plan<TensorType::Q4_1>(E::kQ4_1, E::kUnpackedQ4_1), \
             avx2::unpacking_plan<TensorType::Q5_0>(E::kQ5_0, E::kUnpackedQ5_0), \
+            avx2::unpacking_plan<TensorType::Q5_1>(E::kQ5_1, E::kUnpackedQ5_1), \
             avx2::k_plan<TensorType::Q4_K>(E::kQ4_K, E::kUnpackedQ4_K),         \
             avx2::k_plan<TensorType::Q5_K>(E::kQ5_K, E::kUnpackedQ5_K),         \
             avx2::k_plan<TensorType::Q6_K>(E::kQ6_K, E::kUnpackedQ6_K)          \
@@ -657,6 +659,9 @@ const PackedKernels q4_1{Isa::Avx2,           kRows,
 const PackedKernels q5_0{Isa::Avx2,           kRows,
                          q8_activation_bytes, quantize_packed<BlockQ8Sum>,
                          quant_tile_groups,   gemm<kPlanQ5_0>};
+const PackedKernels q5_1{Isa::Avx2,           kRows,
+                         q8_activation_bytes, quantize_packed<BlockQ8_1>,
+                         quant_tile_groups,   gemm<kPlanQ5_1>};
 const PackedKernels q4_k{Isa::Avx2,     kRows,         k_activation_bytes,
                          quantize_q8_k, k_tile_groups, gemm<kPlanQ4_K>};
 const PackedKernels q5_k{Isa::Avx2,     kRows,         k_activation_bytes,
@@ -709,6 +714,12 @@ const PackedKernels q5_0{Isa::AvxVnni,
                          quantize_packed<BlockQ8Sum>,
                          avx2::quant_tile_groups,
                          gemm<&VnniPlans::q5_0>};
+const PackedKernels q5_1{Isa::AvxVnni,
+                         kRows,
+                         q8_activation_bytes,
+                         quantize_packed<BlockQ8_1>,
+                         avx2::quant_tile_groups,
+                         gemm<&VnniPlans::q5_1>};
 const PackedKernels q4_k{Isa::AvxVnni,  kRows,         k_activation_bytes,
                          quantize_q8_k, k_tile_groups, gemm<&VnniPlans::q4_k>};
 const PackedKernels q5_k{Isa::AvxVnni,  kRows,         k_activation_bytes,

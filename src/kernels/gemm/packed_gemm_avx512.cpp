@@ -66,7 +66,7 @@ KITE_AVX512 inline void load_quads(const uint8_t* q, int p, __m512i& lo, __m512i
         const __m512i mask = _mm512_set1_epi8(0x0f);
         lo = _mm512_and_si512(v, mask);
         hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
-        if constexpr (T == TensorType::Q5_0) {
+        if constexpr (has_fifth_bit(T)) {
             // 16 goes on where the fifth bit is set.
             const __m512i high = _mm512_loadu_si512(q + 16 * kRows);
             const __m512i sixteen = _mm512_set1_epi8(16);
@@ -159,7 +159,7 @@ KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const 
         float dx[C], sx[C];  // the tokens' block scales (and scaled sums), once per block
         for (int c = 0; c < C; ++c) {
             dx[c] = h2f(x[c][b].d);
-            if constexpr (T == TensorType::Q4_1) sx[c] = h2f(x[c][b].s);
+            if constexpr (has_min(T)) sx[c] = h2f(x[c][b].s);
         }
         for (int g = 0; g < G; ++g) {
             const __m512 dw = load_f16x16(parts[g].d(b));
@@ -167,7 +167,7 @@ KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const 
                 const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(dx[c]));
                 acc[g][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[g][c]), scale, acc[g][c]);
             }
-            if constexpr (T == TensorType::Q4_1) {
+            if constexpr (has_min(T)) {
                 const __m512 mw = load_f16x16(parts[g].m(b));
                 for (int c = 0; c < C; ++c)
                     acc[g][c] = _mm512_fmadd_ps(mw, _mm512_set1_ps(sx[c]), acc[g][c]);
@@ -411,9 +411,10 @@ constexpr TileTable make_table() {
 
 constexpr TileTable kQ8_0 = make_table<TensorType::Q8_0>(), kQ4_0 = make_table<TensorType::Q4_0>(),
                     kQ4_1 = make_table<TensorType::Q4_1>(), kQ5_0 = make_table<TensorType::Q5_0>(),
-                    kQ4_K = make_table<TensorType::Q4_K>(), kQ5_K = make_table<TensorType::Q5_K>(),
-                    kQ6_K = make_table<TensorType::Q6_K>(), kF32 = make_table<TensorType::F32>(),
-                    kF16 = make_table<TensorType::F16>(), kBf16Dot = make_table<TensorType::BF16>(),
+                    kQ5_1 = make_table<TensorType::Q5_1>(), kQ4_K = make_table<TensorType::Q4_K>(),
+                    kQ5_K = make_table<TensorType::Q5_K>(), kQ6_K = make_table<TensorType::Q6_K>(),
+                    kF32 = make_table<TensorType::F32>(), kF16 = make_table<TensorType::F16>(),
+                    kBf16Dot = make_table<TensorType::BF16>(),
                     kBf16Widen = make_table<TensorType::BF16, true>();
 
 template <TensorType T>
@@ -498,6 +499,7 @@ constexpr TilePlan kPlanQ8_0 = unpacking_plan<TensorType::Q8_0>(kQ8_0),
                    kPlanQ4_0 = unpacking_plan<TensorType::Q4_0>(kQ4_0),
                    kPlanQ4_1 = unpacking_plan<TensorType::Q4_1>(kQ4_1),
                    kPlanQ5_0 = unpacking_plan<TensorType::Q5_0>(kQ5_0),
+                   kPlanQ5_1 = unpacking_plan<TensorType::Q5_1>(kQ5_1),
                    kPlanQ4_K = unpacking_plan<TensorType::Q4_K>(kQ4_K),
                    kPlanQ5_K = unpacking_plan<TensorType::Q5_K>(kQ5_K),
                    kPlanQ6_K = unpacking_plan<TensorType::Q6_K>(kQ6_K), kPlanF32 = plan(kF32),
@@ -585,6 +587,9 @@ const PackedKernels q4_1{Isa::Avx512,         kRows,
 const PackedKernels q5_0{Isa::Avx512,         kRows,
                          q8_activation_bytes, quantize_packed<BlockQ8Sum>,
                          tile_groups,         gemm<kPlanQ5_0>};
+const PackedKernels q5_1{Isa::Avx512,         kRows,
+                         q8_activation_bytes, quantize_packed<BlockQ8_1>,
+                         tile_groups,         gemm<kPlanQ5_1>};
 const PackedKernels q4_k{Isa::Avx512,   kRows,       k_activation_bytes,
                          quantize_q8_k, tile_groups, gemm<kPlanQ4_K>};
 const PackedKernels q5_k{Isa::Avx512,   kRows,       k_activation_bytes,

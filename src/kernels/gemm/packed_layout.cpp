@@ -14,50 +14,50 @@ int64_t element_bytes(TensorType t) {
     return t == TensorType::F32 ? 4 : 2;
 }
 
-// The stored value j of a block (packed_layout.h): Q8_0's weight, the others' level.
-template <typename Block>
+// The stored value j of a block of type T (packed_layout.h): Q8_0's weight, the others' level.
+template <TensorType T, typename Block>
 int stored_value(const Block& b, int j) {
-    if constexpr (std::is_same_v<Block, BlockQ8_0>) {
+    if constexpr (T == TensorType::Q8_0) {
         return b.qs[j];
-    } else if constexpr (std::is_same_v<Block, BlockQ5_0>) {
+    } else if constexpr (has_fifth_bit(T)) {
         return q5_value(b, j);
     } else {
         return j < 16 ? b.qs[j] & 0x0f : b.qs[j - 16] >> 4;
     }
 }
 
-template <typename Block>
+template <TensorType T, typename Block>
 void pack_quant_row(const Block* src, int64_t nb, const QuantLayout& l,
                     const GroupParts<uint8_t>& p, int64_t r) {
     const int64_t R = l.rows;
     for (int64_t b = 0; b < nb; ++b) {
         const Block& blk = src[b];
         p.d(b)[r] = blk.d;
-        if constexpr (std::is_same_v<Block, BlockQ4_1>) p.m(b)[r] = blk.m;
+        if constexpr (has_min(T)) p.m(b)[r] = blk.m;
         uint8_t* q = p.q(b);
         for (int j = 0; j < kQK; ++j) {
-            const int quad = j / 4, i = j % 4, v = stored_value(blk, j);
-            if constexpr (std::is_same_v<Block, BlockQ8_0>) {
+            const int quad = j / 4, i = j % 4, v = stored_value<T>(blk, j);
+            if constexpr (T == TensorType::Q8_0) {
                 q[(quad * R + r) * 4 + i] = static_cast<uint8_t>(v);
             } else {
                 q[((quad / 2) * R + r) * 4 + i] |=
                     static_cast<uint8_t>((v & 0x0f) << (quad % 2 ? 4 : 0));
-                if constexpr (std::is_same_v<Block, BlockQ5_0>)
+                if constexpr (has_fifth_bit(T))
                     q[16 * R + r * 4 + i] |= static_cast<uint8_t>((v >> 4) << quad);
             }
         }
     }
 }
 
-template <typename Block>
+template <TensorType T, typename Block>
 void pack_quant(const WeightMatrix& w, int64_t rows, uint8_t* out) {
     const int64_t nb = w.cols / kQK;
-    const QuantLayout l = quant_layout(w.type, rows);
+    const QuantLayout l = quant_layout(T, rows);
     for (int64_t g = 0; g < n_groups(w, rows); ++g) {
         const GroupParts<uint8_t> p{out + g * group_bytes(w, rows), l};
         for (int64_t r = 0; r < rows && g * rows + r < w.rows; ++r)
-            pack_quant_row(reinterpret_cast<const Block*>(w.data + (g * rows + r) * w.row_bytes),
-                           nb, l, p, r);
+            pack_quant_row<T>(reinterpret_cast<const Block*>(w.data + (g * rows + r) * w.row_bytes),
+                              nb, l, p, r);
     }
 }
 
@@ -97,13 +97,15 @@ int64_t group_bytes(const WeightMatrix& w, int64_t rows) {
 void pack_into(const WeightMatrix& w, int64_t rows, uint8_t* out) {
     switch (w.type) {
         case TensorType::Q8_0:
-            return pack_quant<BlockQ8_0>(w, rows, out);
+            return pack_quant<TensorType::Q8_0, BlockQ8_0>(w, rows, out);
         case TensorType::Q4_0:
-            return pack_quant<BlockQ4_0>(w, rows, out);
+            return pack_quant<TensorType::Q4_0, BlockQ4_0>(w, rows, out);
         case TensorType::Q4_1:
-            return pack_quant<BlockQ4_1>(w, rows, out);
+            return pack_quant<TensorType::Q4_1, BlockQ4_1>(w, rows, out);
         case TensorType::Q5_0:
-            return pack_quant<BlockQ5_0>(w, rows, out);
+            return pack_quant<TensorType::Q5_0, BlockQ5_0>(w, rows, out);
+        case TensorType::Q5_1:
+            return pack_quant<TensorType::Q5_1, BlockQ5_1>(w, rows, out);
         case TensorType::Q4_K:
         case TensorType::Q5_K:
         case TensorType::Q6_K:

@@ -11,12 +11,12 @@
 //   quantized (per group of R rows, block after block, each block's parts together, so that a
 //   group's tile reads one stream of bytes):
 //     q         Q8_0: 8 quads x R rows x 4 signed weights
-//               Q4_0/Q4_1/Q5_0: 4 pairs x R rows x 4 bytes; the low nibbles are quad 2p,
-//               the high nibbles quad 2p+1 (the levels' low 4 bits)
-//               Q5_0 then: R rows x 4 bytes of fifth bits, bit k for quad k
+//               Q4_0/Q4_1/Q5_0/Q5_1: 4 pairs x R rows x 4 bytes; the low nibbles are quad
+//               2p, the high nibbles quad 2p+1 (the levels' low 4 bits)
+//               Q5_0/Q5_1 then: R rows x 4 bytes of fifth bits, bit k for quad k
 //     d[R]      f16 scales of the R rows' blocks
-//     m[R]      f16 minimums (Q4_1 only)
-//   Unpacked (Q4_0/Q4_1/Q5_0 groups converted per call for long prompts, packed_gemm.h): the
+//     m[R]      f16 minimums (Q4_1 and Q5_1 only)
+//   Unpacked (Q4_0/Q4_1/Q5_0/Q5_1 groups converted per call for long prompts, packed_gemm.h): the
 //     same blocks with q as Q8_0's, 8 quads x R rows x 4 levels, one byte each.
 //   K-quants: see packed_k_layout.h.
 //   F32, F16: per group, per column, the R rows' values in the file's type.
@@ -29,6 +29,7 @@
 #include <type_traits>
 
 #include "kernels/cpu/prefetch.h"
+#include "kernels/gemm/block_traits.h"
 #include "kernels/gemm/matmul.h"
 
 namespace kite::packed {
@@ -36,29 +37,29 @@ namespace kite::packed {
 // The parts of one quantized block for a group of R rows.
 struct QuantLayout {
     int64_t rows;         // R
-    int64_t quant_bytes;  // per block: 32 R (Q8_0), 16 R (Q4_*) or 20 R (Q5_0)
-    bool has_min;         // Q4_1
+    int64_t quant_bytes;  // per block: 32 R (Q8_0), 16 R (Q4_*) or 20 R (Q5_*)
+    bool has_min;         // Q4_1, Q5_1
     int64_t block_bytes() const { return quant_bytes + rows * 2 * (has_min ? 2 : 1); }
 };
 
 // The kernels multiply unsigned levels, the weight plus this (vpmaddubsw and vpdpbusd take
 // unsigned times signed bytes), by the signed activations, so a block's product carries
-// level_offset * sum(activation quants). Q4_0 and Q5_0 store their levels; Q4_1's nibbles are
-// its weights (its minimum is separate); Q8_0 stores its weights (AVX2 multiplies them by the
+// level_offset * sum(activation quants). Q4_0 and Q5_0 store their levels; Q4_1's and Q5_1's
+// are their weights (the minimum is separate); Q8_0 stores its weights (AVX2 multiplies them by the
 // sign trick, VNNI flips their top bit: w + 128).
 constexpr int level_offset(TensorType t) {
     return t == TensorType::Q8_0 ? 128 : t == TensorType::Q4_0 ? 8 : t == TensorType::Q5_0 ? 16 : 0;
 }
 
 constexpr QuantLayout quant_layout(TensorType t, int64_t rows) {
-    const int64_t bytes = t == TensorType::Q8_0 ? 32 : t == TensorType::Q5_0 ? 20 : 16;
-    return {rows, bytes * rows, t == TensorType::Q4_1};
+    const int64_t bytes = t == TensorType::Q8_0 ? 32 : has_fifth_bit(t) ? 20 : 16;
+    return {rows, bytes * rows, has_min(t)};
 }
 
-// The layout of groups unpacked to one level per byte (Q4_0, Q4_1 and Q5_0): a tile then
-// loads each weight register as it is, with nothing to unpack per token tile.
+// The layout of groups unpacked to one level per byte (Q4_0, Q4_1, Q5_0 and Q5_1): a tile
+// then loads each weight register as it is, with nothing to unpack per token tile.
 constexpr QuantLayout unpacked_layout(TensorType t, int64_t rows) {
-    return {rows, 32 * rows, t == TensorType::Q4_1};
+    return {rows, 32 * rows, has_min(t)};
 }
 
 constexpr bool is_float(TensorType t) {
@@ -87,7 +88,7 @@ struct GroupParts {
     QuantLayout l;
     Byte* q(int64_t b) const { return group + b * l.block_bytes(); }
     U16* d(int64_t b) const { return reinterpret_cast<U16*>(q(b) + l.quant_bytes); }
-    U16* m(int64_t b) const { return d(b) + l.rows; }  // Q4_1 only
+    U16* m(int64_t b) const { return d(b) + l.rows; }  // Q4_1 and Q5_1 only
 };
 
 // Tiles prefetch the blocks they will read this many blocks ahead (see prefetch.h):
@@ -102,7 +103,7 @@ inline void prefetch_blocks_ahead(const GroupParts<const uint8_t> (&parts)[G], i
 }
 
 // Writes w packed in groups of `rows` rows to out (n_groups * group_bytes bytes, zeroed).
-// w.type is F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0 or a K-quant (packed_k_layout.h).
+// w.type is F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 or a K-quant (packed_k_layout.h).
 void pack_into(const WeightMatrix& w, int64_t rows, uint8_t* out);
 
 }  // namespace kite::packed
