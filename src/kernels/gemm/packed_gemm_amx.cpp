@@ -84,7 +84,7 @@ void prepare_activation(const float* x, uint8_t* dst, int64_t cols) {
     const int64_t n = cols / kQK;
     for (int64_t i = 0; i < n; ++i) {
         float d, e;
-        if constexpr (T == TensorType::Q4_1) {
+        if constexpr (has_min(T)) {
             const auto& b = reinterpret_cast<const BlockQ8_1*>(dst)[i];
             d = f16_to_f32(b.d), e = f16_to_f32(b.s);
         } else {
@@ -126,7 +126,7 @@ KITE_AMX void unpack_blocks(const WeightMatrix& w, const uint8_t* group, uint8_t
         uint8_t* dst = levels + b * kTileBytes;
         if constexpr (!kReadInPlace(T))
             for (int p = 0; p < 4; ++p) unpack_pair(parts.q(b) + 64 * p, dst + 128 * p);
-        if constexpr (T == TensorType::Q5_0) {  // 16 more where quad i's fifth bit (bit i) is set
+        if constexpr (has_fifth_bit(T)) {  // 16 more where quad i's fifth bit (bit i) is set
             const __m512i high = _mm512_loadu_si512(parts.q(b) + 16 * kRows);
             for (int i = 0; i < 8; ++i) {
                 const __mmask64 set =
@@ -144,7 +144,7 @@ KITE_AMX void unpack_blocks(const WeightMatrix& w, const uint8_t* group, uint8_t
         const __m512 d =
             _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(parts.d(b))));
         _mm512_storeu_ps(u.scale + 16 * b, d);
-        if constexpr (T == TensorType::Q4_1)
+        if constexpr (has_min(T))
             _mm512_storeu_ps(
                 u.offset + 16 * b,
                 _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(parts.m(b)))));
@@ -308,8 +308,9 @@ const PackedKernels q8_0 = tiled<TensorType::Q8_0>();
 const PackedKernels q4_0 = tiled<TensorType::Q4_0>();
 const PackedKernels q4_1 = tiled<TensorType::Q4_1>();
 const PackedKernels q5_0 = tiled<TensorType::Q5_0>();
-// Q5_1 has no tiles yet (they would be Q4_1's with Q5_0's fifth bits): the AVX-512 kernels,
-// which are constant-initialized, so this copy of them is safe at any start-up order.
+// Q5_1 has no tiles yet (the unpacking above handles its minimum and fifth bits; what is left
+// is its Type row and a test on a CPU with AMX): the AVX-512 kernels, which are
+// constant-initialized, so this copy of them is safe at any start-up order.
 const PackedKernels q5_1 = [] {
     PackedKernels k = avx512::q5_1;
     k.isa = Isa::Amx;
