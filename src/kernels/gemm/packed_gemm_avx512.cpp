@@ -115,6 +115,28 @@ struct FloatWidth {
 #include "kernels/gemm/packed_float_tile.inc"
 #undef KITE_TILE_TARGET
 
+// What the tiles read of an activation block besides its quants, ready to use: its scale in
+// f32 and the term its weights' offset or minimum adds. They follow a row's blocks, so that
+// the tiles broadcast them from memory instead of converting an f16 and multiplying a sum per
+// block and token on the vector ports the VNNI steps need (Q5_0's prompt tile ran 1.2x).
+template <TensorType T>
+struct BlockTerms {
+    float d;
+    // Q4_1, Q5_1: d * sum(quants) as the reference rounds it; the others: the int32 sum's
+    // start, -level_offset * sum(quants).
+    std::conditional_t<has_min(T), float, int32_t> term;
+};
+
+template <TensorType T>
+size_t quant_activation_bytes(int64_t cols) {
+    return q8_activation_bytes(cols) + static_cast<size_t>(cols / kQK) * sizeof(BlockTerms<T>);
+}
+
+template <TensorType T>
+const BlockTerms<T>* block_terms(const uint8_t* row, int64_t cols) {
+    return reinterpret_cast<const BlockTerms<T>*>(row + q8_activation_bytes(cols));
+}
+
 // G groups (16 G rows) times C tokens. Per block, each (group, token) gathers an int32 sum
 // for 16 rows from 8 VNNI steps (the weights' levels times the activation quants, from
 // -level_offset * sum(quants)), then one FMA scales it by the row and token scales.
@@ -127,8 +149,12 @@ KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const 
     GroupParts<const uint8_t> parts[G];
     for (int g = 0; g < G; ++g) parts[g] = {groups + g * nb * l.block_bytes(), l};
     const PackedActivation<T>* x[C];
-    for (int c = 0; c < C; ++c)
-        x[c] = reinterpret_cast<const PackedActivation<T>*>(act + (t0 + c) * act_bytes);
+    const BlockTerms<T>* terms[C];
+    for (int c = 0; c < C; ++c) {
+        const uint8_t* row = act + (t0 + c) * act_bytes;
+        x[c] = reinterpret_cast<const PackedActivation<T>*>(row);
+        terms[c] = block_terms<T>(row, w.cols);
+    }
 
     __m512 acc[G][C];
     zero_tile(acc);
@@ -136,12 +162,10 @@ KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const 
     for (int64_t b = 0; b < nb; ++b) {
         if constexpr (kStream) prefetch_blocks_ahead<G, kFarAhead>(parts, b);
         __m512i sum[G][C];
-        for (int c = 0; c < C; ++c) {
-            __m512i seed = _mm512_setzero_si512();
-            if constexpr (level_offset(T) != 0)
-                seed = _mm512_set1_epi32(-level_offset(T) * x[c][b].sum);
-            for (int g = 0; g < G; ++g) sum[g][c] = seed;
-        }
+        for (int c = 0; c < C; ++c)
+            for (int g = 0; g < G; ++g)
+                sum[g][c] = has_min(T) ? _mm512_setzero_si512()
+                                       : _mm512_set1_epi32(static_cast<int32_t>(terms[c][b].term));
         for (int p = 0; p < 4; ++p) {
             __m512i lo[G], hi[G];
             for (int g = 0; g < G; ++g) load_quads<T, kUnpacked>(parts[g].q(b), p, lo[g], hi[g]);
@@ -156,21 +180,16 @@ KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const 
                 }
             }
         }
-        float dx[C], sx[C];  // the tokens' block scales (and scaled sums), once per block
-        for (int c = 0; c < C; ++c) {
-            dx[c] = h2f(x[c][b].d);
-            if constexpr (has_min(T)) sx[c] = h2f(x[c][b].s);
-        }
         for (int g = 0; g < G; ++g) {
             const __m512 dw = load_f16x16(parts[g].d(b));
             for (int c = 0; c < C; ++c) {
-                const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(dx[c]));
+                const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(terms[c][b].d));
                 acc[g][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[g][c]), scale, acc[g][c]);
             }
             if constexpr (has_min(T)) {
                 const __m512 mw = load_f16x16(parts[g].m(b));
                 for (int c = 0; c < C; ++c)
-                    acc[g][c] = _mm512_fmadd_ps(mw, _mm512_set1_ps(sx[c]), acc[g][c]);
+                    acc[g][c] = _mm512_fmadd_ps(mw, _mm512_set1_ps(terms[c][b].term), acc[g][c]);
             }
         }
     }
@@ -520,10 +539,12 @@ void gemm_bf16(const WeightMatrix& w, const uint8_t* act, size_t act_bytes, int6
 
 // ---- Activations ----------------------------------------------------------------------------
 
-// Block: BlockQ8Sum or BlockQ8_1.
-template <typename Block>
+// The activation blocks of weights of type T, then their terms (BlockTerms).
+template <TensorType T>
 KITE_AVX512 void quantize_packed(const float* x, uint8_t* dst, int64_t cols) {
+    using Block = PackedActivation<T>;
     auto* out = reinterpret_cast<Block*>(dst);
+    auto* terms = reinterpret_cast<BlockTerms<T>*>(dst + q8_activation_bytes(cols));
     for (int64_t b = 0; b < cols / kQK; ++b, x += kQK) {
         const __m512 v0 = _mm512_loadu_ps(x), v1 = _mm512_loadu_ps(x + 16);
         const float amax =
@@ -544,6 +565,11 @@ KITE_AVX512 void quantize_packed(const float* x, uint8_t* dst, int64_t cols) {
                             _mm_add_epi64(wide, _mm_unpackhi_epi64(wide, wide)))) -
                         32 * 128;
         set_scale_and_sum(out[b], d, sum);
+        terms[b].d = h2f(out[b].d);
+        if constexpr (has_min(T))
+            terms[b].term = h2f(out[b].s);
+        else
+            terms[b].term = -level_offset(T) * sum;
     }
 }
 
@@ -567,6 +593,13 @@ void prepare_bf16_activation(const float* x, uint8_t* dst, int64_t cols) {
     if (cols % 2) out[cols] = 0;  // the padded column's partner
 }
 
+// The kernels of a plain quantized type: its activations with their BlockTerms.
+template <TensorType T, const TilePlan& P>
+constexpr PackedKernels quant_kernels() {
+    return {Isa::Avx512,        kRows,       quant_activation_bytes<T>,
+            quantize_packed<T>, tile_groups, gemm<P>};
+}
+
 }  // namespace
 
 const PackedKernels f32{Isa::Avx512,     kRows,       no_activation,
@@ -575,21 +608,12 @@ const PackedKernels f16{Isa::Avx512,     kRows,       no_activation,
                         keep_activation, tile_groups, gemm<kPlanF16>};
 const PackedKernels bf16{Isa::Avx512, kRows,    bf16_activation_bytes, prepare_bf16_activation,
                          tile_groups, gemm_bf16};
-const PackedKernels q8_0{Isa::Avx512,         kRows,
-                         q8_activation_bytes, quantize_packed<BlockQ8Sum>,
-                         tile_groups,         gemm<kPlanQ8_0>};
-const PackedKernels q4_0{Isa::Avx512,         kRows,
-                         q8_activation_bytes, quantize_packed<BlockQ8Sum>,
-                         tile_groups,         gemm<kPlanQ4_0>};
-const PackedKernels q4_1{Isa::Avx512,         kRows,
-                         q8_activation_bytes, quantize_packed<BlockQ8_1>,
-                         tile_groups,         gemm<kPlanQ4_1>};
-const PackedKernels q5_0{Isa::Avx512,         kRows,
-                         q8_activation_bytes, quantize_packed<BlockQ8Sum>,
-                         tile_groups,         gemm<kPlanQ5_0>};
-const PackedKernels q5_1{Isa::Avx512,         kRows,
-                         q8_activation_bytes, quantize_packed<BlockQ8_1>,
-                         tile_groups,         gemm<kPlanQ5_1>};
+// constinit: the AMX level copies q5_1 while other files initialise.
+constinit const PackedKernels q8_0 = quant_kernels<TensorType::Q8_0, kPlanQ8_0>(),
+                              q4_0 = quant_kernels<TensorType::Q4_0, kPlanQ4_0>(),
+                              q4_1 = quant_kernels<TensorType::Q4_1, kPlanQ4_1>(),
+                              q5_0 = quant_kernels<TensorType::Q5_0, kPlanQ5_0>(),
+                              q5_1 = quant_kernels<TensorType::Q5_1, kPlanQ5_1>();
 const PackedKernels q4_k{Isa::Avx512,   kRows,       k_activation_bytes,
                          quantize_q8_k, tile_groups, gemm<kPlanQ4_K>};
 const PackedKernels q5_k{Isa::Avx512,   kRows,       k_activation_bytes,
