@@ -88,6 +88,28 @@ inline void set_scale_and_sum(Block& b, float d, int sum) {
         b.sum = static_cast<int16_t>(sum);
 }
 
+// What the quantized tiles read of an activation block besides its quants, ready to use: its
+// scale in f32 and the term its weights' offset or minimum adds. A row's terms follow its
+// blocks (packed::quant_activation_bytes), so that the tiles broadcast them from memory instead
+// of converting an f16 and multiplying a sum per block and token on the vector ports that the
+// integer products need (AVX-512 Q5_0 and Q4_1 prompt tiles 1.1-1.2x).
+template <TensorType T>
+struct BlockTerms {
+    float d;
+    // Q4_1, Q5_1: d * sum(quants) as the reference rounds it; the others: the int32 block
+    // sum's start, -level_offset * sum(quants).
+    std::conditional_t<has_min(T), float, int32_t> term;
+};
+
+template <TensorType T>
+inline void set_terms(BlockTerms<T>& t, const PackedActivation<T>& block, int sum) {
+    t.d = f16_to_f32(block.d);
+    if constexpr (has_min(T))
+        t.term = f16_to_f32(block.s);
+    else
+        t.term = -level_offset(T) * sum;
+}
+
 // Packed matrices live in huge pages: decode streams all of them once per token.
 using PackedBytes = HugePageBytes;
 
@@ -111,6 +133,16 @@ namespace packed {
 
 // BlockQ8Sum or BlockQ8_1 rows (the same size).
 size_t q8_activation_bytes(int64_t cols);
+// A row of T's activation blocks, then their BlockTerms.
+template <TensorType T>
+size_t quant_activation_bytes(int64_t cols) {
+    return q8_activation_bytes(cols) + static_cast<size_t>(cols / kQK) * sizeof(BlockTerms<T>);
+}
+
+template <TensorType T>
+const BlockTerms<T>* block_terms(const uint8_t* row, int64_t cols) {
+    return reinterpret_cast<const BlockTerms<T>*>(row + q8_activation_bytes(cols));
+}
 // Activations for packed K-quants: BlockQ8_K rows, bit for bit as the reference dot products'
 // (quantize_row_q8_k); quantize_q8_k runs AVX2 (every level with packed kernels has it).
 size_t k_activation_bytes(int64_t cols);

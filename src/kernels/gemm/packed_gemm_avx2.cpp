@@ -182,13 +182,13 @@ int64_t k_tile_groups(int64_t n_tokens) {
     return n_tokens == 1 ? 2 : 1;
 }
 
-// -level_offset * sum(quants) of block b of token x, where a block sum of T starts.
+// -level_offset * sum(quants) of a token's block (its terms), where a block sum of T starts.
 template <TensorType T>
-KITE_AVX2 inline __m256i offset_seed(const PackedActivation<T>& x) {
+KITE_AVX2 inline __m256i offset_seed(const BlockTerms<T>& terms) {
     if constexpr (level_offset(T) == 0)
         return _mm256_setzero_si256();
     else
-        return _mm256_set1_epi32(-level_offset(T) * x.sum);
+        return _mm256_set1_epi32(terms.term);
 }
 
 // `groups` Q4_0, Q4_1, Q5_0 or Q5_1 groups unpacked to one level per byte (unpacked_layout).
@@ -251,7 +251,7 @@ KITE_AVX2 inline void q8_0_block_sums(const GroupParts<const uint8_t> (&parts)[G
 template <TensorType T, int G, int C, bool kUnpacked>
 KITE_AVX2 inline void q4_block_sums(const GroupParts<const uint8_t> (&parts)[G], int64_t b,
                                     const PackedActivation<T>* const (&x)[C],
-                                    __m256i (&sum)[G][C]) {
+                                    const BlockTerms<T>* const (&terms)[C], __m256i (&sum)[G][C]) {
     constexpr int kFold = has_fifth_bit(T) ? 2 : 4;  // see the top of the file
     const __m256i ones = _mm256_set1_epi16(1);
     for (int g = 0; g < G; ++g)
@@ -281,18 +281,19 @@ KITE_AVX2 inline void q4_block_sums(const GroupParts<const uint8_t> (&parts)[G],
     // The offset's correction last, so that only the i16 sums stay live through the products.
     if constexpr (level_offset(T) != 0)
         for (int c = 0; c < C; ++c) {
-            const __m256i seed = offset_seed<T>(x[c][b]);
+            const __m256i seed = offset_seed<T>(terms[c][b]);
             for (int g = 0; g < G; ++g) sum[g][c] = _mm256_add_epi32(sum[g][c], seed);
         }
 }
 
 template <TensorType T, int G, int C, bool kUnpacked>
 KITE_AVX2 inline void block_sums(const GroupParts<const uint8_t> (&parts)[G], int64_t b,
-                                 const PackedActivation<T>* const (&x)[C], __m256i (&sum)[G][C]) {
+                                 const PackedActivation<T>* const (&x)[C],
+                                 const BlockTerms<T>* const (&terms)[C], __m256i (&sum)[G][C]) {
     if constexpr (T == TensorType::Q8_0)
-        q8_0_block_sums(parts, b, x, sum);
+        q8_0_block_sums(parts, b, x, sum);  // the sign trick: no offset
     else
-        q4_block_sums<T, G, C, kUnpacked>(parts, b, x, sum);
+        q4_block_sums<T, G, C, kUnpacked>(parts, b, x, terms, sum);
 }
 
 // K-quant products without VNNI: the levels (u8) times the activations (s8) with vpmaddubsw,
@@ -534,11 +535,12 @@ KITE_AVX2 inline int sum_of_bytes(__m256i bytes) {
            32 * 128;
 }
 
-// As the reference activation quantizer: 127 / amax, round half to even; Block is BlockQ8Sum
-// or BlockQ8_1.
-template <typename Block>
+// As the reference activation quantizer: 127 / amax, round half to even; the blocks of
+// weights of type T, then their terms (BlockTerms).
+template <TensorType T>
 KITE_AVX2 void quantize_packed(const float* x, uint8_t* dst, int64_t cols) {
-    auto* out = reinterpret_cast<Block*>(dst);
+    auto* out = reinterpret_cast<PackedActivation<T>*>(dst);
+    auto* terms = reinterpret_cast<BlockTerms<T>*>(dst + q8_activation_bytes(cols));
     const __m256 sign = _mm256_set1_ps(-0.0f);
     for (int64_t b = 0; b < cols / kQK; ++b, x += kQK) {
         __m256 v[4];
@@ -560,7 +562,9 @@ KITE_AVX2 void quantize_packed(const float* x, uint8_t* dst, int64_t cols) {
         const __m256i ordered =
             _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[b].qs), ordered);
-        set_scale_and_sum(out[b], d, sum_of_bytes(ordered));
+        const int sum = sum_of_bytes(ordered);
+        set_scale_and_sum(out[b], d, sum);
+        set_terms<T>(terms[b], out[b], sum);
     }
 }
 
@@ -647,21 +651,36 @@ const PackedKernels bf16{Isa::Avx2,
                          prepare_bf16_widened_activation,
                          float_tile_groups,
                          gemm<kPlanBf16>};
-const PackedKernels q8_0{Isa::Avx2,           kRows,
-                         q8_activation_bytes, quantize_packed<BlockQ8Sum>,
-                         quant_tile_groups,   gemm<kPlanQ8_0>};
-const PackedKernels q4_0{Isa::Avx2,           kRows,
-                         q8_activation_bytes, quantize_packed<BlockQ8Sum>,
-                         quant_tile_groups,   gemm<kPlanQ4_0>};
-const PackedKernels q4_1{Isa::Avx2,           kRows,
-                         q8_activation_bytes, quantize_packed<BlockQ8_1>,
-                         quant_tile_groups,   gemm<kPlanQ4_1>};
-const PackedKernels q5_0{Isa::Avx2,           kRows,
-                         q8_activation_bytes, quantize_packed<BlockQ8Sum>,
-                         quant_tile_groups,   gemm<kPlanQ5_0>};
-const PackedKernels q5_1{Isa::Avx2,           kRows,
-                         q8_activation_bytes, quantize_packed<BlockQ8_1>,
-                         quant_tile_groups,   gemm<kPlanQ5_1>};
+const PackedKernels q8_0{Isa::Avx2,
+                         kRows,
+                         quant_activation_bytes<TensorType::Q8_0>,
+                         quantize_packed<TensorType::Q8_0>,
+                         quant_tile_groups,
+                         gemm<kPlanQ8_0>};
+const PackedKernels q4_0{Isa::Avx2,
+                         kRows,
+                         quant_activation_bytes<TensorType::Q4_0>,
+                         quantize_packed<TensorType::Q4_0>,
+                         quant_tile_groups,
+                         gemm<kPlanQ4_0>};
+const PackedKernels q4_1{Isa::Avx2,
+                         kRows,
+                         quant_activation_bytes<TensorType::Q4_1>,
+                         quantize_packed<TensorType::Q4_1>,
+                         quant_tile_groups,
+                         gemm<kPlanQ4_1>};
+const PackedKernels q5_0{Isa::Avx2,
+                         kRows,
+                         quant_activation_bytes<TensorType::Q5_0>,
+                         quantize_packed<TensorType::Q5_0>,
+                         quant_tile_groups,
+                         gemm<kPlanQ5_0>};
+const PackedKernels q5_1{Isa::Avx2,
+                         kRows,
+                         quant_activation_bytes<TensorType::Q5_1>,
+                         quantize_packed<TensorType::Q5_1>,
+                         quant_tile_groups,
+                         gemm<kPlanQ5_1>};
 const PackedKernels q4_k{Isa::Avx2,     kRows,         k_activation_bytes,
                          quantize_q8_k, k_tile_groups, gemm<kPlanQ4_K>};
 const PackedKernels q5_k{Isa::Avx2,     kRows,         k_activation_bytes,
@@ -692,32 +711,32 @@ const PackedKernels bf16{Isa::AvxVnni,
                          avx2::gemm<avx2::kPlanBf16>};
 const PackedKernels q8_0{Isa::AvxVnni,
                          kRows,
-                         q8_activation_bytes,
-                         quantize_packed<BlockQ8Sum>,
+                         quant_activation_bytes<TensorType::Q8_0>,
+                         quantize_packed<TensorType::Q8_0>,
                          avx2::quant_tile_groups,
                          gemm<&VnniPlans::q8_0>};
 const PackedKernels q4_0{Isa::AvxVnni,
                          kRows,
-                         q8_activation_bytes,
-                         quantize_packed<BlockQ8Sum>,
+                         quant_activation_bytes<TensorType::Q4_0>,
+                         quantize_packed<TensorType::Q4_0>,
                          avx2::quant_tile_groups,
                          gemm<&VnniPlans::q4_0>};
 const PackedKernels q4_1{Isa::AvxVnni,
                          kRows,
-                         q8_activation_bytes,
-                         quantize_packed<BlockQ8_1>,
+                         quant_activation_bytes<TensorType::Q4_1>,
+                         quantize_packed<TensorType::Q4_1>,
                          avx2::quant_tile_groups,
                          gemm<&VnniPlans::q4_1>};
 const PackedKernels q5_0{Isa::AvxVnni,
                          kRows,
-                         q8_activation_bytes,
-                         quantize_packed<BlockQ8Sum>,
+                         quant_activation_bytes<TensorType::Q5_0>,
+                         quantize_packed<TensorType::Q5_0>,
                          avx2::quant_tile_groups,
                          gemm<&VnniPlans::q5_0>};
 const PackedKernels q5_1{Isa::AvxVnni,
                          kRows,
-                         q8_activation_bytes,
-                         quantize_packed<BlockQ8_1>,
+                         quant_activation_bytes<TensorType::Q5_1>,
+                         quantize_packed<TensorType::Q5_1>,
                          avx2::quant_tile_groups,
                          gemm<&VnniPlans::q5_1>};
 const PackedKernels q4_k{Isa::AvxVnni,  kRows,         k_activation_bytes,

@@ -35,10 +35,6 @@ constexpr int64_t kFarAhead = 24 * 1024;
 #define KITE_AVX512 \
     __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq,f16c,fma")))
 
-KITE_AVX512 inline float h2f(uint16_t h) {
-    return _cvtsh_ss(h);
-}
-
 KITE_AVX512 inline __m512 load_f16x16(const uint16_t* p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
@@ -114,28 +110,6 @@ struct FloatWidth {
 #define KITE_TILE_TARGET KITE_AVX512
 #include "kernels/gemm/packed_float_tile.inc"
 #undef KITE_TILE_TARGET
-
-// What the tiles read of an activation block besides its quants, ready to use: its scale in
-// f32 and the term its weights' offset or minimum adds. They follow a row's blocks, so that
-// the tiles broadcast them from memory instead of converting an f16 and multiplying a sum per
-// block and token on the vector ports the VNNI steps need (Q5_0's prompt tile ran 1.2x).
-template <TensorType T>
-struct BlockTerms {
-    float d;
-    // Q4_1, Q5_1: d * sum(quants) as the reference rounds it; the others: the int32 sum's
-    // start, -level_offset * sum(quants).
-    std::conditional_t<has_min(T), float, int32_t> term;
-};
-
-template <TensorType T>
-size_t quant_activation_bytes(int64_t cols) {
-    return q8_activation_bytes(cols) + static_cast<size_t>(cols / kQK) * sizeof(BlockTerms<T>);
-}
-
-template <TensorType T>
-const BlockTerms<T>* block_terms(const uint8_t* row, int64_t cols) {
-    return reinterpret_cast<const BlockTerms<T>*>(row + q8_activation_bytes(cols));
-}
 
 // G groups (16 G rows) times C tokens. Per block, each (group, token) gathers an int32 sum
 // for 16 rows from 8 VNNI steps (the weights' levels times the activation quants, from
@@ -565,11 +539,7 @@ KITE_AVX512 void quantize_packed(const float* x, uint8_t* dst, int64_t cols) {
                             _mm_add_epi64(wide, _mm_unpackhi_epi64(wide, wide)))) -
                         32 * 128;
         set_scale_and_sum(out[b], d, sum);
-        terms[b].d = h2f(out[b].d);
-        if constexpr (has_min(T))
-            terms[b].term = h2f(out[b].s);
-        else
-            terms[b].term = -level_offset(T) * sum;
+        set_terms<T>(terms[b], out[b], sum);
     }
 }
 

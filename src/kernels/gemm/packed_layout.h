@@ -42,15 +42,6 @@ struct QuantLayout {
     int64_t block_bytes() const { return quant_bytes + rows * 2 * (has_min ? 2 : 1); }
 };
 
-// The kernels multiply unsigned levels, the weight plus this (vpmaddubsw and vpdpbusd take
-// unsigned times signed bytes), by the signed activations, so a block's product carries
-// level_offset * sum(activation quants). Q4_0 and Q5_0 store their levels; Q4_1's and Q5_1's
-// are their weights (the minimum is separate); Q8_0 stores its weights (AVX2 multiplies them by the
-// sign trick, VNNI flips their top bit: w + 128).
-constexpr int level_offset(TensorType t) {
-    return t == TensorType::Q8_0 ? 128 : t == TensorType::Q4_0 ? 8 : t == TensorType::Q5_0 ? 16 : 0;
-}
-
 constexpr QuantLayout quant_layout(TensorType t, int64_t rows) {
     const int64_t bytes = t == TensorType::Q8_0 ? 32 : has_fifth_bit(t) ? 20 : 16;
     return {rows, bytes * rows, has_min(t)};
