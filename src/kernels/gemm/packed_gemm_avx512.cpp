@@ -235,10 +235,15 @@ KITE_AVX512 void k_tile(const WeightMatrix& w, const uint8_t* groups, const uint
         for (int g = 0; g < G; ++g)
             for (int c = 0; c < C; ++c) scaled[g][c] = _mm512_setzero_si512();
         for (int s = 0; s < l.sub_blocks; ++s) {
+            // The pair steps are unrolled, so that the sums stay in their registers: as a loop
+            // GCC 12 moved each sum to another register and back per step, a vector move per
+            // product (Q4_K's prompt tile ran 1.2-1.3x on a Xeon, Ice Lake).
             __m512i part[G][C];
             for (int g = 0; g < G; ++g)
                 for (int c = 0; c < C; ++c) part[g][c] = _mm512_setzero_si512();
-            for (int p = s * kPairs; p < (s + 1) * kPairs; ++p) {
+#pragma GCC unroll 4
+            for (int i = 0; i < kPairs; ++i) {
+                const int p = s * kPairs + i;
                 __m512i lo[G], hi[G];
                 for (int g = 0; g < G; ++g) {
                     // The next super-block, spread over this one's pair steps.
