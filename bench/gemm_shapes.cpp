@@ -24,6 +24,7 @@
 #include "kernels/cpu/isa.h"
 #include "kernels/gemm/matmul.h"
 #include "kernels/gemm/packed_gemm.h"
+#include "kernels/gemm/packed_k_layout.h"
 #include "kernels/gemm/weight_kernels.h"
 #include "quant/convert.h"
 
@@ -92,9 +93,7 @@ void register_all() {
             if (isa > detected_isa() || !packed_kernels(type, isa)) continue;
             for (const Shape& s : shapes) {
                 // K-quant rows are whole 256-value super-blocks.
-                if (tensor_type_info(static_cast<uint32_t>(type))->block_size > 32 &&
-                    s.cols % 256 != 0)
-                    continue;
+                if (packed::is_k_quant(type) && s.cols % 256 != 0) continue;
                 for (int64_t tokens : {1, 16, 512}) {
                     const std::string name = std::string("matmul/") +
                                              tensor_type_name(static_cast<uint32_t>(type)) + "/" +

@@ -581,6 +581,14 @@ KITE_AVX2 inline __m256i sums_of_pairs(const __m256i* v) {
                             _mm256_permute2x128_si256(lo, hi, 0x31));
 }
 
+// The kernels of a plain quantized type at avx2 or avx-vnni: its activations with their
+// BlockTerms, multiplied by the level's tiles (kGemm).
+template <Isa kIsa, TensorType T, decltype(PackedKernels::gemm) kGemm>
+constexpr PackedKernels quant_kernels() {
+    return {kIsa, kRows, quant_activation_bytes<T>, quantize_packed<T>, avx2::quant_tile_groups,
+            kGemm};
+}
+
 size_t no_activation(int64_t) {
     return 0;
 }
@@ -651,36 +659,11 @@ const PackedKernels bf16{Isa::Avx2,
                          prepare_bf16_widened_activation,
                          float_tile_groups,
                          gemm<kPlanBf16>};
-const PackedKernels q8_0{Isa::Avx2,
-                         kRows,
-                         quant_activation_bytes<TensorType::Q8_0>,
-                         quantize_packed<TensorType::Q8_0>,
-                         quant_tile_groups,
-                         gemm<kPlanQ8_0>};
-const PackedKernels q4_0{Isa::Avx2,
-                         kRows,
-                         quant_activation_bytes<TensorType::Q4_0>,
-                         quantize_packed<TensorType::Q4_0>,
-                         quant_tile_groups,
-                         gemm<kPlanQ4_0>};
-const PackedKernels q4_1{Isa::Avx2,
-                         kRows,
-                         quant_activation_bytes<TensorType::Q4_1>,
-                         quantize_packed<TensorType::Q4_1>,
-                         quant_tile_groups,
-                         gemm<kPlanQ4_1>};
-const PackedKernels q5_0{Isa::Avx2,
-                         kRows,
-                         quant_activation_bytes<TensorType::Q5_0>,
-                         quantize_packed<TensorType::Q5_0>,
-                         quant_tile_groups,
-                         gemm<kPlanQ5_0>};
-const PackedKernels q5_1{Isa::Avx2,
-                         kRows,
-                         quant_activation_bytes<TensorType::Q5_1>,
-                         quantize_packed<TensorType::Q5_1>,
-                         quant_tile_groups,
-                         gemm<kPlanQ5_1>};
+const PackedKernels q8_0 = quant_kernels<Isa::Avx2, TensorType::Q8_0, gemm<kPlanQ8_0>>(),
+                    q4_0 = quant_kernels<Isa::Avx2, TensorType::Q4_0, gemm<kPlanQ4_0>>(),
+                    q4_1 = quant_kernels<Isa::Avx2, TensorType::Q4_1, gemm<kPlanQ4_1>>(),
+                    q5_0 = quant_kernels<Isa::Avx2, TensorType::Q5_0, gemm<kPlanQ5_0>>(),
+                    q5_1 = quant_kernels<Isa::Avx2, TensorType::Q5_1, gemm<kPlanQ5_1>>();
 const PackedKernels q4_k{Isa::Avx2,     kRows,         k_activation_bytes,
                          quantize_q8_k, k_tile_groups, gemm<kPlanQ4_K>};
 const PackedKernels q5_k{Isa::Avx2,     kRows,         k_activation_bytes,
@@ -709,36 +692,11 @@ const PackedKernels bf16{Isa::AvxVnni,
                          prepare_bf16_widened_activation,
                          avx2::float_tile_groups,
                          avx2::gemm<avx2::kPlanBf16>};
-const PackedKernels q8_0{Isa::AvxVnni,
-                         kRows,
-                         quant_activation_bytes<TensorType::Q8_0>,
-                         quantize_packed<TensorType::Q8_0>,
-                         avx2::quant_tile_groups,
-                         gemm<&VnniPlans::q8_0>};
-const PackedKernels q4_0{Isa::AvxVnni,
-                         kRows,
-                         quant_activation_bytes<TensorType::Q4_0>,
-                         quantize_packed<TensorType::Q4_0>,
-                         avx2::quant_tile_groups,
-                         gemm<&VnniPlans::q4_0>};
-const PackedKernels q4_1{Isa::AvxVnni,
-                         kRows,
-                         quant_activation_bytes<TensorType::Q4_1>,
-                         quantize_packed<TensorType::Q4_1>,
-                         avx2::quant_tile_groups,
-                         gemm<&VnniPlans::q4_1>};
-const PackedKernels q5_0{Isa::AvxVnni,
-                         kRows,
-                         quant_activation_bytes<TensorType::Q5_0>,
-                         quantize_packed<TensorType::Q5_0>,
-                         avx2::quant_tile_groups,
-                         gemm<&VnniPlans::q5_0>};
-const PackedKernels q5_1{Isa::AvxVnni,
-                         kRows,
-                         quant_activation_bytes<TensorType::Q5_1>,
-                         quantize_packed<TensorType::Q5_1>,
-                         avx2::quant_tile_groups,
-                         gemm<&VnniPlans::q5_1>};
+const PackedKernels q8_0 = quant_kernels<Isa::AvxVnni, TensorType::Q8_0, gemm<&VnniPlans::q8_0>>(),
+                    q4_0 = quant_kernels<Isa::AvxVnni, TensorType::Q4_0, gemm<&VnniPlans::q4_0>>(),
+                    q4_1 = quant_kernels<Isa::AvxVnni, TensorType::Q4_1, gemm<&VnniPlans::q4_1>>(),
+                    q5_0 = quant_kernels<Isa::AvxVnni, TensorType::Q5_0, gemm<&VnniPlans::q5_0>>(),
+                    q5_1 = quant_kernels<Isa::AvxVnni, TensorType::Q5_1, gemm<&VnniPlans::q5_1>>();
 const PackedKernels q4_k{Isa::AvxVnni,  kRows,         k_activation_bytes,
                          quantize_q8_k, k_tile_groups, gemm<&VnniPlans::q4_k>};
 const PackedKernels q5_k{Isa::AvxVnni,  kRows,         k_activation_bytes,
