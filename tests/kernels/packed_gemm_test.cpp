@@ -19,25 +19,25 @@
 #include "kernels/cpu/isa.h"
 #include "kernels/gemm/matmul.h"
 #include "kernels/gemm/packed_gemm.h"
+#include "kernels/gemm/packed_k_layout.h"
 #include "kernels/gemm/weight_kernels.h"
 #include "quant/blocks.h"
 #include "quant/blocks_k.h"
 #include "quant/blocks_q5.h"
 #include "quant/convert.h"
 #include "quant/fp16.h"
+#include "random_weights.h"
 #include "test_paths.h"
 
 namespace kite {
 namespace {
 
-constexpr TensorType kTypes[] = {TensorType::F32,  TensorType::F16,  TensorType::BF16,
-                                 TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1,
-                                 TensorType::Q5_0, TensorType::Q5_1, TensorType::Q4_K,
-                                 TensorType::Q5_K, TensorType::Q6_K};
+constexpr TensorType kTypes[] = {
+    TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q8_0,   TensorType::Q4_0,
+    TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::IQ4_NL, TensorType::Q2_K,
+    TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K};
 
-bool is_k_quant(TensorType t) {
-    return t == TensorType::Q4_K || t == TensorType::Q5_K || t == TensorType::Q6_K;
-}
+using packed::is_k_quant;
 
 // Column counts to test: some blocks, an odd number of them, and a long row.
 std::vector<int64_t> column_counts(TensorType t) {
@@ -72,9 +72,11 @@ struct TestMatrix {
     TestMatrix(TensorType type, int64_t rows, int64_t cols, const PackedKernels& k,
                std::mt19937& rng)
         : data(row_bytes(type, cols) * rows), values(rows * cols) {
-        const std::vector<float> src = random_floats(rows * cols, rng);
         const size_t rb = row_bytes(type, cols);
-        for (int64_t r = 0; r < rows; ++r) quantize_row(type, &src[r * cols], &data[r * rb], cols);
+        for (int64_t r = 0; r < rows; ++r) {
+            const std::vector<uint8_t> row = test::random_weight_row(type, cols, rng);
+            std::memcpy(&data[r * rb], row.data(), rb);
+        }
         init(type, rows, cols, k);
     }
 
@@ -236,6 +238,17 @@ std::vector<uint8_t> extreme_blocks(TensorType type, int64_t rows, int64_t cols,
         case TensorType::Q5_0:
             fill_extreme<BlockQ5_0>(bytes.data(), n_blocks, 1, rng);
             return bytes;
+        case TensorType::Q2_K:  // its f16 d and dmin are the last fields
+            fill_extreme<BlockQ2_K>(bytes.data(), n_blocks / 8, 0, rng);
+            for (int64_t b = 0; b < n_blocks / 8; ++b)
+                reinterpret_cast<BlockQ2_K*>(bytes.data())[b].d =
+                    reinterpret_cast<BlockQ2_K*>(bytes.data())[b].dmin = one;
+            return bytes;
+        case TensorType::Q3_K:  // scales 31 or -32
+            fill_extreme<BlockQ3_K>(bytes.data(), n_blocks / 8, 0, rng);
+            for (int64_t b = 0; b < n_blocks / 8; ++b)
+                reinterpret_cast<BlockQ3_K*>(bytes.data())[b].d = one;
+            return bytes;
         case TensorType::Q4_K:
             fill_extreme<BlockQ4_K>(bytes.data(), n_blocks / 8, 2, rng);
             return bytes;
@@ -278,9 +291,9 @@ TEST(PackedGemm, ExtremeQuantsDoNotSaturate) {
     ThreadPool pool(2);
     const int64_t rows = 24, cols = 256;
     for (Isa isa : packed_isas())
-        for (TensorType type :
-             {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0,
-              TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+        for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1,
+                                TensorType::Q5_0, TensorType::Q2_K, TensorType::Q3_K,
+                                TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
             const PackedKernels& k = *packed_kernels(type, isa);
             const TestMatrix m(type, rows, cols, k, extreme_blocks(type, rows, cols, rng));
             for (int64_t T : {1, 4, 64}) {  // 64: the unpacked groups' tiles
@@ -391,7 +404,8 @@ TEST(PackedGemm, AmxTilesMatchReference) {
     ThreadPool pool(2);
     for (TensorType type :
          {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q8_0, TensorType::Q4_0,
-          TensorType::Q4_1, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+          TensorType::Q4_1, TensorType::IQ4_NL, TensorType::Q2_K, TensorType::Q3_K,
+          TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
         const PackedKernels& k = *packed_kernels(type, Isa::Amx);
         for (int64_t rows : {16, 40, 290})
             for (int64_t cols : amx_column_counts(type)) {

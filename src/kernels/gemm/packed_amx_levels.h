@@ -34,6 +34,7 @@ KITE_AMX inline void unpack_pair(const uint8_t* src, uint8_t* dst) {
 template <TensorType T>
 KITE_AMX inline void unpack_k_levels(const uint8_t* sb, uint8_t* dst) {
     constexpr KLayout l = k_layout(T, 16);
+    static_assert(l.low_bits == 4, "AMX tiles unpack nibbles (Q4_K, Q5_K, Q6_K)");
     for (int p = 0; p < 32; ++p) unpack_pair(sb + 64 * p, dst + 128 * p);
     if constexpr (l.high_regs > 0) {
         const __m512i mask = _mm512_set1_epi8(static_cast<char>((1 << l.high_bits()) - 1));

@@ -42,16 +42,20 @@ struct PackedKernels {
 };
 
 namespace packed::avx512 {
-extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k;
+extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k,
+    q6_k;
 }
 namespace packed::amx {  // the AVX-512 layout; int8 tiles for prompt-sized calls
-extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k;
+extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k,
+    q6_k;
 }
 namespace packed::avxvnni {
-extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k;
+extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k,
+    q6_k;
 }
 namespace packed::avx2 {
-extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k;
+extern const PackedKernels f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k,
+    q6_k;
 }
 
 // How packed BF16 weights are multiplied on AVX-512: chosen once per process by timing both

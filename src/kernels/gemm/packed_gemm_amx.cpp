@@ -302,6 +302,14 @@ constexpr PackedKernels tiled() {
     return {Isa::Amx, kRows, activation_bytes<T>, prepare_activation<T>, tile_groups<T>, gemm<T>};
 }
 
+// The AVX-512 kernels of a type without tiles, as this level's. They are constant-initialized,
+// so this copy of them is safe at any start-up order.
+PackedKernels as_amx(const PackedKernels& avx512_kernels) {
+    PackedKernels k = avx512_kernels;
+    k.isa = Isa::Amx;
+    return k;
+}
+
 }  // namespace
 
 const PackedKernels q8_0 = tiled<TensorType::Q8_0>();
@@ -309,12 +317,12 @@ const PackedKernels q4_0 = tiled<TensorType::Q4_0>();
 const PackedKernels q4_1 = tiled<TensorType::Q4_1>();
 const PackedKernels q5_0 = tiled<TensorType::Q5_0>();
 // Q5_1 has no tiles yet (the unpacking above handles its minimum and fifth bits; what is left
-// is its Type row and a test on a CPU with AMX): the AVX-512 kernels, which are
-// constant-initialized, so this copy of them is safe at any start-up order.
-const PackedKernels q5_1 = [] {
-    PackedKernels k = avx512::q5_1;
-    k.isa = Isa::Amx;
-    return k;
-}();
+// is its Type row and a test on a CPU with AMX): the AVX-512 kernels.
+const PackedKernels q5_1 = as_amx(avx512::q5_1);
+// Q2_K and Q3_K have no tiles yet either (their levels unpack as the other K-quants' do, in
+// packed_amx_levels.h once it reads 2-bit low registers; their Type rows and a test on a CPU
+// with AMX are what is left).
+const PackedKernels q2_k = as_amx(avx512::q2_k);
+const PackedKernels q3_k = as_amx(avx512::q3_k);
 
 }  // namespace kite::packed::amx

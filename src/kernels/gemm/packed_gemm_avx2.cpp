@@ -166,16 +166,15 @@ KITE_AVX2 inline __m256i broadcast_word(const void* p) {
     return _mm256_set1_epi32(word);
 }
 
-// The bits above the nibble of quad `slot` of a K-quant high register, moved to bits 4 and
-// up. The 16-bit shifts move no bit of the neighbouring byte into the kept bits (shifts of at
-// most 4).
-template <int kBits>
+// The bits above the low ones of quad `slot` of a high register, moved to bit kLow and up. The
+// 16-bit shifts move no bit of the neighbouring byte into the kept bits (a slot's bits lie in
+// its byte).
+template <int kLow, int kHigh>
 KITE_AVX2 inline __m256i high_levels(__m256i high, int slot) {
-    const int from = (kBits - 4) * slot;
+    const int from = kHigh * slot;
     const __m256i moved =
-        from <= 4 ? _mm256_slli_epi16(high, 4 - from) : _mm256_srli_epi16(high, from - 4);
-    return _mm256_and_si256(moved,
-                            _mm256_set1_epi8(static_cast<char>(((1 << (kBits - 4)) - 1) << 4)));
+        from <= kLow ? _mm256_slli_epi16(high, kLow - from) : _mm256_srli_epi16(high, from - kLow);
+    return _mm256_and_si256(moved, _mm256_set1_epi8(static_cast<char>(((1 << kHigh) - 1) << kLow)));
 }
 
 int64_t k_tile_groups(int64_t n_tokens) {
@@ -299,10 +298,12 @@ KITE_AVX2 inline void block_sums(const GroupParts<const uint8_t> (&parts)[G], in
 // K-quant products without VNNI: the levels (u8) times the activations (s8) with vpmaddubsw,
 // kFoldPairs pairs of quads summed in i16, then vpmaddwd with the scale in both halves of each
 // row's 32 bits. A product is at most 127 * 15 (Q4_K), 127 * 31 (Q5_K) or 127 * 63 (Q6_K), so
-// 16, 8 or 4 of them sum in i16 (30480, 31496, 32004).
+// 16, 8 or 4 of them sum in i16 (30480, 31496, 32004); Q2_K's and Q3_K's sub-blocks of 16
+// values (2 pairs) sum whole.
 template <TensorType T>
 constexpr int kFoldPairs() {
-    return T == TensorType::Q4_K ? 4 : T == TensorType::Q5_K ? 2 : 1;
+    constexpr KLayout l = k_layout(T, kRows);
+    return std::min(l.pairs_per_sub_block(), l.bits <= 4 ? 4 : l.bits == 5 ? 2 : 1);
 }
 
 KITE_AVX2 inline __m256i add_pair(__m256i part, __m256i lo, __m256i hi, __m256i xa, __m256i xb) {
@@ -435,6 +436,8 @@ constexpr TilePlan kPlanQ8_0 = quant_plan(kQ8_0),
                    kPlanQ4_1 = unpacking_plan<TensorType::Q4_1>(kQ4_1, kUnpackedQ4_1),
                    kPlanQ5_0 = unpacking_plan<TensorType::Q5_0>(kQ5_0, kUnpackedQ5_0),
                    kPlanQ5_1 = unpacking_plan<TensorType::Q5_1>(kQ5_1, kUnpackedQ5_1),
+                   kPlanQ2_K = k_plan<TensorType::Q2_K>(kQ2_K, kUnpackedQ2_K),
+                   kPlanQ3_K = k_plan<TensorType::Q3_K>(kQ3_K, kUnpackedQ3_K),
                    kPlanQ4_K = k_plan<TensorType::Q4_K>(kQ4_K, kUnpackedQ4_K),
                    kPlanQ5_K = k_plan<TensorType::Q5_K>(kQ5_K, kUnpackedQ5_K),
                    kPlanQ6_K = k_plan<TensorType::Q6_K>(kQ6_K, kUnpackedQ6_K),
@@ -484,7 +487,7 @@ KITE_TILE_TARGET inline __m256i dpbusd(__m256i sum, __m256i u8, __m256i s8) {
 }  // namespace evex
 
 struct VnniPlans {
-    TilePlan q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k;
+    TilePlan q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k;
 };
 
 // The plans of one encoding's tiles: as AVX2's (int32 sums and accumulators of 2 x 3, plus
@@ -496,6 +499,8 @@ struct VnniPlans {
             avx2::unpacking_plan<TensorType::Q4_1>(E::kQ4_1, E::kUnpackedQ4_1), \
             avx2::unpacking_plan<TensorType::Q5_0>(E::kQ5_0, E::kUnpackedQ5_0), \
             avx2::unpacking_plan<TensorType::Q5_1>(E::kQ5_1, E::kUnpackedQ5_1), \
+            avx2::k_plan<TensorType::Q2_K>(E::kQ2_K, E::kUnpackedQ2_K),         \
+            avx2::k_plan<TensorType::Q3_K>(E::kQ3_K, E::kUnpackedQ3_K),         \
             avx2::k_plan<TensorType::Q4_K>(E::kQ4_K, E::kUnpackedQ4_K),         \
             avx2::k_plan<TensorType::Q5_K>(E::kQ5_K, E::kUnpackedQ5_K),         \
             avx2::k_plan<TensorType::Q6_K>(E::kQ6_K, E::kUnpackedQ6_K)          \
@@ -664,6 +669,10 @@ const PackedKernels q8_0 = quant_kernels<Isa::Avx2, TensorType::Q8_0, gemm<kPlan
                     q4_1 = quant_kernels<Isa::Avx2, TensorType::Q4_1, gemm<kPlanQ4_1>>(),
                     q5_0 = quant_kernels<Isa::Avx2, TensorType::Q5_0, gemm<kPlanQ5_0>>(),
                     q5_1 = quant_kernels<Isa::Avx2, TensorType::Q5_1, gemm<kPlanQ5_1>>();
+const PackedKernels q2_k{Isa::Avx2,     kRows,         k_activation_bytes,
+                         quantize_q8_k, k_tile_groups, gemm<kPlanQ2_K>};
+const PackedKernels q3_k{Isa::Avx2,     kRows,         k_activation_bytes,
+                         quantize_q8_k, k_tile_groups, gemm<kPlanQ3_K>};
 const PackedKernels q4_k{Isa::Avx2,     kRows,         k_activation_bytes,
                          quantize_q8_k, k_tile_groups, gemm<kPlanQ4_K>};
 const PackedKernels q5_k{Isa::Avx2,     kRows,         k_activation_bytes,
@@ -697,6 +706,10 @@ const PackedKernels q8_0 = quant_kernels<Isa::AvxVnni, TensorType::Q8_0, gemm<&V
                     q4_1 = quant_kernels<Isa::AvxVnni, TensorType::Q4_1, gemm<&VnniPlans::q4_1>>(),
                     q5_0 = quant_kernels<Isa::AvxVnni, TensorType::Q5_0, gemm<&VnniPlans::q5_0>>(),
                     q5_1 = quant_kernels<Isa::AvxVnni, TensorType::Q5_1, gemm<&VnniPlans::q5_1>>();
+const PackedKernels q2_k{Isa::AvxVnni,  kRows,         k_activation_bytes,
+                         quantize_q8_k, k_tile_groups, gemm<&VnniPlans::q2_k>};
+const PackedKernels q3_k{Isa::AvxVnni,  kRows,         k_activation_bytes,
+                         quantize_q8_k, k_tile_groups, gemm<&VnniPlans::q3_k>};
 const PackedKernels q4_k{Isa::AvxVnni,  kRows,         k_activation_bytes,
                          quantize_q8_k, k_tile_groups, gemm<&VnniPlans::q4_k>};
 const PackedKernels q5_k{Isa::AvxVnni,  kRows,         k_activation_bytes,

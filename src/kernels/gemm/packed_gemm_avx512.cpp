@@ -172,15 +172,15 @@ KITE_AVX512 void quant_tile(const WeightMatrix& w, const uint8_t* groups, const 
 
 // ---- K-quants (packed_k_layout.h) ----------------------------------------------------------
 
-// The bits above the nibble of quad `slot` of a high register, moved to bits 4 and up. The
-// 16-bit shifts move no bit of the neighbouring byte into the kept bits (shifts of at most 4).
-template <int kBits>
+// The bits above the low ones of quad `slot` of a high register, moved to bit kLow and up. The
+// 16-bit shifts move no bit of the neighbouring byte into the kept bits (a slot's bits lie in
+// its byte).
+template <int kLow, int kHigh>
 KITE_AVX512 inline __m512i high_levels(__m512i high, int slot) {
-    const int from = (kBits - 4) * slot;
+    const int from = kHigh * slot;
     const __m512i moved =
-        from <= 4 ? _mm512_slli_epi16(high, 4 - from) : _mm512_srli_epi16(high, from - 4);
-    return _mm512_and_si512(moved,
-                            _mm512_set1_epi8(static_cast<char>(((1 << (kBits - 4)) - 1) << 4)));
+        from <= kLow ? _mm512_slli_epi16(high, kLow - from) : _mm512_srli_epi16(high, from - kLow);
+    return _mm512_and_si512(moved, _mm512_set1_epi8(static_cast<char>(((1 << kHigh) - 1) << kLow)));
 }
 
 // The layout of T's groups, unpacked or not.
@@ -198,16 +198,23 @@ KITE_AVX512 inline void load_levels(const uint8_t* sb, int p, __m512i& lo, __m51
         return;
     }
     constexpr KLayout l = k_layout(T, kRows);
-    const __m512i v = _mm512_loadu_si512(sb + 64 * p);
-    const __m512i mask = _mm512_set1_epi8(0x0f);
-    lo = _mm512_and_si512(v, mask);
-    hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
+    const __m512i mask = _mm512_set1_epi8((1 << l.low_bits) - 1);
+    if constexpr (l.low_bits == 4) {
+        const __m512i v = _mm512_loadu_si512(sb + 64 * p);
+        lo = _mm512_and_si512(v, mask);
+        hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
+    } else {  // 2 bits: quad pairs 2e and 2e + 1 share register e
+        const __m512i v = _mm512_loadu_si512(sb + 64 * (p / 2));
+        const int shift = 4 * (p % 2);
+        lo = _mm512_and_si512(_mm512_srli_epi16(v, shift), mask);
+        hi = _mm512_and_si512(_mm512_srli_epi16(v, shift + 2), mask);
+    }
     if constexpr (l.high_regs > 0) {
         const int quad = 2 * p, slot = quad % l.quads_per_high();
         const __m512i high =
             _mm512_loadu_si512(sb + l.high_offset() + 64 * (quad / l.quads_per_high()));
-        lo = _mm512_or_si512(lo, high_levels<l.bits>(high, slot));
-        hi = _mm512_or_si512(hi, high_levels<l.bits>(high, slot + 1));
+        lo = _mm512_or_si512(lo, high_levels<l.low_bits, l.high_bits()>(high, slot));
+        hi = _mm512_or_si512(hi, high_levels<l.low_bits, l.high_bits()>(high, slot + 1));
     }
 }
 
@@ -409,7 +416,8 @@ constexpr TileTable make_table() {
 
 constexpr TileTable kQ8_0 = make_table<TensorType::Q8_0>(), kQ4_0 = make_table<TensorType::Q4_0>(),
                     kQ4_1 = make_table<TensorType::Q4_1>(), kQ5_0 = make_table<TensorType::Q5_0>(),
-                    kQ5_1 = make_table<TensorType::Q5_1>(), kQ4_K = make_table<TensorType::Q4_K>(),
+                    kQ5_1 = make_table<TensorType::Q5_1>(), kQ2_K = make_table<TensorType::Q2_K>(),
+                    kQ3_K = make_table<TensorType::Q3_K>(), kQ4_K = make_table<TensorType::Q4_K>(),
                     kQ5_K = make_table<TensorType::Q5_K>(), kQ6_K = make_table<TensorType::Q6_K>(),
                     kF32 = make_table<TensorType::F32>(), kF16 = make_table<TensorType::F16>(),
                     kBf16Dot = make_table<TensorType::BF16>(),
@@ -498,6 +506,8 @@ constexpr TilePlan kPlanQ8_0 = unpacking_plan<TensorType::Q8_0>(kQ8_0),
                    kPlanQ4_1 = unpacking_plan<TensorType::Q4_1>(kQ4_1),
                    kPlanQ5_0 = unpacking_plan<TensorType::Q5_0>(kQ5_0),
                    kPlanQ5_1 = unpacking_plan<TensorType::Q5_1>(kQ5_1),
+                   kPlanQ2_K = unpacking_plan<TensorType::Q2_K>(kQ2_K),
+                   kPlanQ3_K = unpacking_plan<TensorType::Q3_K>(kQ3_K),
                    kPlanQ4_K = unpacking_plan<TensorType::Q4_K>(kQ4_K),
                    kPlanQ5_K = unpacking_plan<TensorType::Q5_K>(kQ5_K),
                    kPlanQ6_K = unpacking_plan<TensorType::Q6_K>(kQ6_K), kPlanF32 = plan(kF32),
@@ -575,6 +585,12 @@ constexpr PackedKernels quant_kernels() {
             quantize_packed<T>, tile_groups, gemm<P>};
 }
 
+// The kernels of a K-quant: Q8_K activations.
+template <const TilePlan& P>
+constexpr PackedKernels k_kernels() {
+    return {Isa::Avx512, kRows, k_activation_bytes, quantize_q8_k, tile_groups, gemm<P>};
+}
+
 }  // namespace
 
 const PackedKernels f32{Isa::Avx512,     kRows,       no_activation,
@@ -583,17 +599,14 @@ const PackedKernels f16{Isa::Avx512,     kRows,       no_activation,
                         keep_activation, tile_groups, gemm<kPlanF16>};
 const PackedKernels bf16{Isa::Avx512, kRows,    bf16_activation_bytes, prepare_bf16_activation,
                          tile_groups, gemm_bf16};
-// constinit: the AMX level copies q5_1 while other files initialise.
+// constinit: the AMX level copies q5_1, q2_k and q3_k while other files initialise.
 constinit const PackedKernels q8_0 = quant_kernels<TensorType::Q8_0, kPlanQ8_0>(),
                               q4_0 = quant_kernels<TensorType::Q4_0, kPlanQ4_0>(),
                               q4_1 = quant_kernels<TensorType::Q4_1, kPlanQ4_1>(),
                               q5_0 = quant_kernels<TensorType::Q5_0, kPlanQ5_0>(),
                               q5_1 = quant_kernels<TensorType::Q5_1, kPlanQ5_1>();
-const PackedKernels q4_k{Isa::Avx512,   kRows,       k_activation_bytes,
-                         quantize_q8_k, tile_groups, gemm<kPlanQ4_K>};
-const PackedKernels q5_k{Isa::Avx512,   kRows,       k_activation_bytes,
-                         quantize_q8_k, tile_groups, gemm<kPlanQ5_K>};
-const PackedKernels q6_k{Isa::Avx512,   kRows,       k_activation_bytes,
-                         quantize_q8_k, tile_groups, gemm<kPlanQ6_K>};
+constinit const PackedKernels q2_k = k_kernels<kPlanQ2_K>(), q3_k = k_kernels<kPlanQ3_K>(),
+                              q4_k = k_kernels<kPlanQ4_K>(), q5_k = k_kernels<kPlanQ5_K>(),
+                              q6_k = k_kernels<kPlanQ6_K>();
 
 }  // namespace kite::packed::avx512

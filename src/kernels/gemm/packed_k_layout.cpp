@@ -14,7 +14,7 @@ namespace {
 struct KRow {
     uint8_t q[256];
     int8_t scale[16];  // per sub-block
-    int8_t min[16];    // per 16 values (Q4_K, Q5_K; Q6_K's are its scales)
+    int8_t min[16];    // per 16 values (Q2_K, Q4_K, Q5_K; Q3_K's, Q6_K's are its scales)
     float d, dmin;
 };
 
@@ -53,16 +53,65 @@ KRow q6_k_row(const BlockQ6_K& b) {
     return k;
 }
 
+// Q2_K: a 4-bit scale and minimum per 16 values, levels 0..3.
+KRow q2_k_row(const BlockQ2_K& b) {
+    KRow k{};
+    for (int s = 0; s < 16; ++s) {
+        k.scale[s] = static_cast<int8_t>(b.scales[s] & 0x0f);
+        k.min[s] = static_cast<int8_t>(b.scales[s] >> 4);
+    }
+    for (int i = 0; i < kQK_K; ++i)
+        k.q[i] = static_cast<uint8_t>((b.qs[32 * (i / 128) + i % 32] >> (2 * (i / 32 % 4))) & 3);
+    k.d = f16_to_f32(b.d);
+    k.dmin = f16_to_f32(b.dmin);
+    return k;
+}
+
+// Q3_K: d * scale * (q - 4) = d * scale * q - 4 d * scale, q the low 2 bits and the hmask bit
+// (set: no -4) as bit 2.
+KRow q3_k_row(const BlockQ3_K& b) {
+    KRow k{};
+    for (int s = 0; s < 16; ++s) k.scale[s] = static_cast<int8_t>(q3_k_scale(b.scales, s));
+    for (int i = 0; i < kQK_K; ++i) {
+        const int low = (b.qs[32 * (i / 128) + i % 32] >> (2 * (i / 32 % 4))) & 3;
+        const int high = (b.hmask[i % 32] >> (i / 32)) & 1;
+        k.q[i] = static_cast<uint8_t>(low | high << 2);
+    }
+    k.d = f16_to_f32(b.d);
+    k.dmin = 4.0f * k.d;
+    return k;
+}
+
 KRow k_row(TensorType t, const uint8_t* block) {
+    if (t == TensorType::Q2_K) return q2_k_row(*reinterpret_cast<const BlockQ2_K*>(block));
+    if (t == TensorType::Q3_K) return q3_k_row(*reinterpret_cast<const BlockQ3_K*>(block));
     if (t == TensorType::Q4_K) return scale_min_row(*reinterpret_cast<const BlockQ4_K*>(block));
     if (t == TensorType::Q5_K) return scale_min_row(*reinterpret_cast<const BlockQ5_K*>(block));
     return q6_k_row(*reinterpret_cast<const BlockQ6_K*>(block));
 }
 
 size_t k_block_bytes(TensorType t) {
+    if (t == TensorType::Q2_K) return sizeof(BlockQ2_K);
+    if (t == TensorType::Q3_K) return sizeof(BlockQ3_K);
     if (t == TensorType::Q4_K) return sizeof(BlockQ4_K);
     if (t == TensorType::Q5_K) return sizeof(BlockQ5_K);
     return sizeof(BlockQ6_K);
+}
+
+// The low bits of row r's levels, kPerByte quads to a byte (2: nibbles, 4: 2 bits each).
+template <int kPerByte>
+void pack_low_bits(const KRow& k, int64_t R, int64_t r, uint8_t* sb) {
+    constexpr int kBits = 8 / kPerByte, kMask = (1 << kBits) - 1;
+    for (int e = 0; e < 64 / kPerByte; ++e) {  // quads kPerByte e .. kPerByte (e + 1) - 1
+        uint8_t* dst = sb + (e * R + r) * 4;
+        const uint8_t* q = k.q + 4 * kPerByte * e;
+        for (int byte = 0; byte < 4; ++byte) {
+            int bits = 0;
+            for (int slot = 0; slot < kPerByte; ++slot)
+                bits |= (q[4 * slot + byte] & kMask) << (slot * kBits);
+            dst[byte] = static_cast<uint8_t>(bits);
+        }
+    }
 }
 
 // Row r of a super-block (sb points at its packed bytes). Each packed byte is assembled from
@@ -70,19 +119,17 @@ size_t k_block_bytes(TensorType t) {
 // long a K-quant model takes to load.
 void pack_k_row(const KRow& k, const KLayout& l, int64_t r, uint8_t* sb) {
     const int64_t R = l.rows;
-    for (int p = 0; p < 32; ++p) {  // quads 2p (low nibbles) and 2p + 1 (high nibbles)
-        uint8_t* dst = sb + (p * R + r) * 4;
-        const uint8_t* lo = k.q + 8 * p;
-        for (int byte = 0; byte < 4; ++byte)
-            dst[byte] = static_cast<uint8_t>((lo[byte] & 0x0f) | (lo[4 + byte] & 0x0f) << 4);
-    }
+    if (l.low_bits == 4)
+        pack_low_bits<2>(k, R, r, sb);
+    else
+        pack_low_bits<4>(k, R, r, sb);
     for (int64_t h = 0; h < l.high_regs; ++h) {
         uint8_t* dst = sb + l.high_offset() + (h * R + r) * 4;
         for (int byte = 0; byte < 4; ++byte) {
             int bits = 0;
             for (int slot = 0; slot < l.quads_per_high(); ++slot) {
                 const int64_t quad = h * l.quads_per_high() + slot;
-                bits |= (k.q[4 * quad + byte] >> 4) << (slot * l.high_bits());
+                bits |= (k.q[4 * quad + byte] >> l.low_bits) << (slot * l.high_bits());
             }
             dst[byte] = static_cast<uint8_t>(bits);
         }
@@ -92,7 +139,8 @@ void pack_k_row(const KRow& k, const KLayout& l, int64_t r, uint8_t* sb) {
     for (int t = 0; t < l.stored_mins(); ++t)  // a 32-value minimum is both 16-value slots
         sb[l.min_offset() + ((t / 2) * R + r) * 2 + t % 2] =
             static_cast<uint8_t>(k.min[t * 16 / l.sub_blocks]);
-    // Exact: d and dmin are the file's f16 values (Q6_K's dmin 32 d, a power-of-two multiple).
+    // Exact: d and dmin are the file's f16 values (Q3_K's dmin 4 d and Q6_K's 32 d are
+    // power-of-two multiples).
     const uint16_t d = f32_to_f16(k.d), dmin = f32_to_f16(k.dmin);
     std::memcpy(sb + l.d_offset() + 2 * r, &d, 2);
     std::memcpy(sb + l.dmin_offset() + 2 * r, &dmin, 2);

@@ -4,6 +4,7 @@
 
 #include "kernels/gemm/packed_k_layout.h"
 #include "quant/blocks.h"
+#include "quant/blocks_iq4.h"
 #include "quant/blocks_q5.h"
 
 namespace kite::packed {
@@ -19,6 +20,8 @@ template <TensorType T, typename Block>
 int stored_value(const Block& b, int j) {
     if constexpr (T == TensorType::Q8_0) {
         return b.qs[j];
+    } else if constexpr (T == TensorType::IQ4_NL) {
+        return kIq4Levels[j < 16 ? b.qs[j] & 0x0f : b.qs[j - 16] >> 4];
     } else if constexpr (has_fifth_bit(T)) {
         return q5_value(b, j);
     } else {
@@ -37,7 +40,7 @@ void pack_quant_row(const Block* src, int64_t nb, const QuantLayout& l,
         uint8_t* q = p.q(b);
         for (int j = 0; j < kQK; ++j) {
             const int quad = j / 4, i = j % 4, v = stored_value<T>(blk, j);
-            if constexpr (T == TensorType::Q8_0) {
+            if constexpr (packs_as_q8_0(T)) {
                 q[(quad * R + r) * 4 + i] = static_cast<uint8_t>(v);
             } else {
                 q[((quad / 2) * R + r) * 4 + i] |=
@@ -95,6 +98,7 @@ int64_t group_bytes(const WeightMatrix& w, int64_t rows) {
 }
 
 void pack_into(const WeightMatrix& w, int64_t rows, uint8_t* out) {
+    if (is_k_quant(w.type)) return pack_k_into(w, rows, out);
     switch (w.type) {
         case TensorType::Q8_0:
             return pack_quant<TensorType::Q8_0, BlockQ8_0>(w, rows, out);
@@ -106,10 +110,8 @@ void pack_into(const WeightMatrix& w, int64_t rows, uint8_t* out) {
             return pack_quant<TensorType::Q5_0, BlockQ5_0>(w, rows, out);
         case TensorType::Q5_1:
             return pack_quant<TensorType::Q5_1, BlockQ5_1>(w, rows, out);
-        case TensorType::Q4_K:
-        case TensorType::Q5_K:
-        case TensorType::Q6_K:
-            return pack_k_into(w, rows, out);
+        case TensorType::IQ4_NL:
+            return pack_quant<TensorType::IQ4_NL, BlockIQ4_NL>(w, rows, out);
         case TensorType::BF16:
             return pack_bf16(w, rows, out);
         default:

@@ -10,7 +10,7 @@
 //
 //   quantized (per group of R rows, block after block, each block's parts together, so that a
 //   group's tile reads one stream of bytes):
-//     q         Q8_0: 8 quads x R rows x 4 signed weights
+//     q         Q8_0: 8 quads x R rows x 4 signed weights (IQ4_NL too: its levels)
 //               Q4_0/Q4_1/Q5_0/Q5_1: 4 pairs x R rows x 4 bytes; the low nibbles are quad
 //               2p, the high nibbles quad 2p+1 (the levels' low 4 bits)
 //               Q5_0/Q5_1 then: R rows x 4 bytes of fifth bits, bit k for quad k
@@ -42,8 +42,14 @@ struct QuantLayout {
     int64_t block_bytes() const { return quant_bytes + rows * 2 * (has_min ? 2 : 1); }
 };
 
+// IQ4_NL packs as Q8_0: its weights d * level[q] are a Q8_0 block whose quants are the levels,
+// so Q8_0's kernels multiply it exactly (for 34 bytes per block instead of 18).
+constexpr bool packs_as_q8_0(TensorType t) {
+    return t == TensorType::Q8_0 || t == TensorType::IQ4_NL;
+}
+
 constexpr QuantLayout quant_layout(TensorType t, int64_t rows) {
-    const int64_t bytes = t == TensorType::Q8_0 ? 32 : has_fifth_bit(t) ? 20 : 16;
+    const int64_t bytes = packs_as_q8_0(t) ? 32 : has_fifth_bit(t) ? 20 : 16;
     return {rows, bytes * rows, has_min(t)};
 }
 
@@ -94,7 +100,8 @@ inline void prefetch_blocks_ahead(const GroupParts<const uint8_t> (&parts)[G], i
 }
 
 // Writes w packed in groups of `rows` rows to out (n_groups * group_bytes bytes, zeroed).
-// w.type is F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 or a K-quant (packed_k_layout.h).
+// w.type is F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL or a K-quant
+// (packed_k_layout.h).
 void pack_into(const WeightMatrix& w, int64_t rows, uint8_t* out);
 
 }  // namespace kite::packed
