@@ -10,8 +10,10 @@
 #include "engine/engine.h"
 #include "engine/memory_plan.h"
 #include "gguf/gguf_file.h"
+#include "kernels/cpu/isa.h"
 #include "kv/kv_cache.h"
 #include "model/model_config.h"
+#include "model/weights.h"
 
 namespace kite::cli {
 
@@ -29,13 +31,13 @@ std::string human_bytes(uint64_t n) {
     return fmt::format("{} B", n);
 }
 
-// A run's resident set at its peak: the weights once (packing drops the file's pages of each
-// range as it is packed; the token embedding is read in place), the activations a full step
+// A run's resident set at its peak: the weights once, packed (packing drops the file's pages of
+// each range as it is packed; the token embedding is read in place), the activations a full step
 // writes (one logits row, as kite run) and the KV cache as tokens are written, from its
 // first token's huge pages.
 void print_peak_resident(const GgufFile& file, const ModelConfig& c, const KvCacheShape& shape) {
     const EngineConfig defaults;
-    const size_t weights = file.file_size();
+    const size_t weights = resident_weight_bytes(file, bind_weights(file, c), active_isa());
     const size_t activations = run_state_bytes(c, defaults.max_batch_tokens, 1);
     const size_t full_kv =
         KvCache::bytes_per_token(shape, defaults.kv_type) * static_cast<size_t>(c.n_ctx_train);

@@ -19,7 +19,9 @@
 #include "engine/draft_vocabulary.h"
 #include "engine/memory_plan.h"
 #include "gguf/gguf_file.h"
+#include "kernels/cpu/isa.h"
 #include "model/model_config.h"
+#include "model/weights.h"
 
 namespace kite::cli {
 
@@ -32,11 +34,13 @@ struct PlanOptions {
     int64_t max_seqs = 16;
 };
 
-// A model's file and configuration, read without loading its weights.
+// A model's file and configuration, read without loading its weights, and the bytes they
+// will hold loaded.
 struct ModelFile {
     std::string path;
     std::unique_ptr<GgufFile> file;
     ModelConfig config;
+    size_t weight_bytes = 0;
 };
 
 ModelFile open_model(const std::string& flag) {
@@ -44,6 +48,7 @@ ModelFile open_model(const std::string& flag) {
     m.path = resolve_model_path(flag);
     m.file = GgufFile::open(m.path);
     m.config = read_model_config(*m.file);
+    m.weight_bytes = resident_weight_bytes(*m.file, bind_weights(*m.file, m.config), active_isa());
     return m;
 }
 
@@ -56,7 +61,7 @@ struct Planned {
     std::optional<ModelFile> draft;
 
     PlannedDraft planned_draft() const {
-        return draft ? PlannedDraft{&draft->config, draft->file->file_size()} : PlannedDraft{};
+        return draft ? PlannedDraft{&draft->config, draft->weight_bytes} : PlannedDraft{};
     }
 };
 
@@ -84,7 +89,7 @@ EngineConfig serve_config(const EngineOptions& e, const Planned& p, int64_t sequ
 // model's, a window that does not fit in the context or the cache.
 MemoryPlan plan_for(const PlanOptions& o, const Planned& p, const EngineConfig& config) {
     const MemoryPlan plan =
-        plan_memory(p.model.config, p.model.file->file_size(), config, p.planned_draft());
+        plan_memory(p.model.config, p.model.weight_bytes, config, p.planned_draft());
     check_memory_plan(plan, p.model.config, SIZE_MAX);
     o.engine.check_window(p.window, plan.context_length, plan.kv_blocks * config.block_size,
                           config.block_size);
@@ -141,8 +146,8 @@ void print_terms(const Planned& p, const EngineConfig& config, const MemoryPlan&
                b, c.n_layers, c.n_kv_heads, c.head_dim,
                KvCache::bytes_per_token(shape, config.kv_type));
     print_sequence(p, config, plan);
-    fmt::print("weights:    W = {} bytes ({:.1f} MiB, the mapped file)\n", plan.weight_bytes,
-               mib(plan.weight_bytes));
+    fmt::print("weights:    W = {} bytes ({:.1f} MiB, the file with its matrices packed)\n",
+               plan.weight_bytes, mib(plan.weight_bytes));
     fmt::print("run state:  R = {} bytes ({:.1f} MiB, one pass of {} tokens)\n",
                plan.run_state_bytes, mib(plan.run_state_bytes), config.max_batch_tokens);
     if (!p.draft) return;
@@ -209,7 +214,7 @@ void plan_budget(const PlanOptions& o, const Planned& p) {
     };
     const EngineConfig one = config_for(1);
     const MemoryPlan single = plan_for(o, p, one);
-    const int64_t fit = sequences_that_fit(p.model.config, p.model.file->file_size(), one, budget,
+    const int64_t fit = sequences_that_fit(p.model.config, p.model.weight_bytes, one, budget,
                                            p.window, p.planned_draft());
     if (fit < 1)
         fail("--mem {}: a budget of {} bytes holds no sequence {}: one needs {} bytes ({})",

@@ -52,8 +52,8 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
     if (config_.max_sequences < 1) fail("the engine needs room for at least one sequence");
     if (config_.max_batch_tokens < 1) fail("--max-batch-tokens must be at least 1");
     // Refuse a context the model cannot take, or one that memory cannot hold, before allocating.
-    check_memory_plan(plan_memory(model.config(), model.file().file_size(), config_),
-                      model.config(), available_memory_bytes());
+    check_memory_plan(plan_memory(model.config(), model.weight_bytes(), config_), model.config(),
+                      available_memory_bytes());
     const KvCacheShape shape = model.kv_shape();
     const int64_t blocks_per_seq = (context_length_ + config_.block_size - 1) / config_.block_size;
     int64_t n_blocks = blocks_per_seq * config_.max_sequences;

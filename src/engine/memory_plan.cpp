@@ -24,7 +24,7 @@ KvCacheShape kv_shape(const ModelConfig& c) {
 
 PlannedDraft draft_of(const EngineConfig& config) {
     const Model* draft = config.speculation.draft_model;
-    return draft ? PlannedDraft{&draft->config(), draft->file().file_size()} : PlannedDraft{};
+    return draft ? PlannedDraft{&draft->config(), draft->weight_bytes()} : PlannedDraft{};
 }
 
 }  // namespace

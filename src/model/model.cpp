@@ -50,6 +50,7 @@ std::unique_ptr<Model> Model::load(const std::string& path, std::optional<Tensor
         !m->weights_.rope_freqs.empty() ? m->weights_.rope_freqs : m->weights_.rope_factors_short;
     for (LayerAttention& layer : m->config_.layers)
         if (layer.window == 0 && !factors.empty()) layer.rope.freq_factors = factors.data();
+    m->weight_bytes_ = resident_weight_bytes(*m->file_, m->weights_, active_isa());
     pack_matrices(*m->file_, m->weights_, requantize);
     return m;
 }

@@ -53,6 +53,8 @@ class Model {
 
     const ModelConfig& config() const { return config_; }
     const GgufFile& file() const { return *file_; }
+    // The bytes its weights hold, packed (weights.h: resident_weight_bytes).
+    size_t weight_bytes() const { return weight_bytes_; }
     KvCacheShape kv_shape() const {
         return {config_.n_layers, config_.n_kv_heads, config_.head_dim};
     }
@@ -84,6 +86,7 @@ class Model {
     std::unique_ptr<GgufFile> file_;
     ModelConfig config_;
     ModelWeights weights_;
+    size_t weight_bytes_ = 0;
 };
 
 }  // namespace kite

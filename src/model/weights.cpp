@@ -275,7 +275,27 @@ void drop_packed_pages(const GgufFile& f, const uint8_t* begin, const uint8_t* e
     if (last > first) f.drop_pages(reinterpret_cast<const uint8_t*>(first), last - first);
 }
 
+// The matrices pack_matrices packs where a kernel takes their type: the layers' and the LM head
+// (null data: a matrix the architecture does not have, such as BERT's gate).
+template <typename Weights>
+auto packable_matrices(Weights& w) {
+    std::vector<decltype(&w.output)> out;
+    for (auto& l : w.layers)
+        for (auto* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
+            if (m->data) out.push_back(m);
+    if (w.output.data) out.push_back(&w.output);
+    return out;
+}
+
 }  // namespace
+
+size_t resident_weight_bytes(const GgufFile& f, const ModelWeights& w, Isa isa) {
+    size_t bytes = f.file_size();
+    for (const WeightMatrix* m : packable_matrices(w))
+        if (const PackedKernels* k = packed_kernels(m->type, isa))
+            bytes = bytes - static_cast<size_t>(m->rows) * m->row_bytes + packed_bytes(*m, *k);
+    return bytes;
+}
 
 // Packing reads and rewrites every weight byte, most of a large model's load time, so the
 // matrices are cut into ranges of groups that all the machine's cores pack at once. The
@@ -293,7 +313,6 @@ void pack_matrices(const GgufFile& f, ModelWeights& w, std::optional<TensorType>
     constexpr int64_t kRangeBytes = 1 << 20;  // of the file's rows: ranges of similar cost
     std::vector<Range> ranges;
     auto add = [&](WeightMatrix& m) {
-        if (!m.data) return;  // a matrix the architecture does not have (BERT's gate)
         const WeightMatrix source = m;
         if (requantize && requantizes(m, *requantize)) {
             // Only the packed copy holds the new type's rows: nothing reads m.data again.
@@ -313,9 +332,7 @@ void pack_matrices(const GgufFile& f, ModelWeights& w, std::optional<TensorType>
         for (int64_t g = 0; g < n; g += step)
             ranges.push_back({&m, source, w.packed.back().get(), g, std::min(n, g + step)});
     };
-    for (LayerWeights& l : w.layers)
-        for (WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) add(*m);
-    if (w.output.data) add(w.output);
+    for (WeightMatrix* m : packable_matrices(w)) add(*m);
     ThreadPool pool(ThreadPool::default_threads());
     pool.parallel_for(static_cast<int64_t>(ranges.size()), [&](int64_t begin, int64_t end, int) {
         std::vector<float> row;

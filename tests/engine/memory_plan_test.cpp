@@ -42,11 +42,11 @@ TEST(MemoryPlan, MatchesWhatTheEngineAllocates) {
         c.max_sequences = seqs;
         c.max_batch_tokens = batch;
         c.kv_bytes = kv_mem;
-        const MemoryPlan p = plan_memory(model->config(), model->file().file_size(), c);
+        const MemoryPlan p = plan_memory(model->config(), model->weight_bytes(), c);
         Engine engine(*model, *tokenizer, c);
         EXPECT_EQ(p.kv_bytes, engine.kv_cache().bytes()) << ctx << " " << seqs;
         EXPECT_EQ(p.run_state_bytes, allocated_bytes(RunState(model->config(), batch, batch)));
-        EXPECT_EQ(p.weight_bytes, model->file().file_size());
+        EXPECT_EQ(p.weight_bytes, model->weight_bytes());
         EXPECT_EQ(p.total_bytes(), p.weight_bytes + p.kv_bytes + p.run_state_bytes);
     }
 }
@@ -69,14 +69,14 @@ TEST(MemoryPlan, CountsTheDraftModel) {
         c.speculation.drafter = DrafterKind::Model;
         c.speculation.draft_model = model.get();
         c.speculation.draft_max = draft_max;
-        const MemoryPlan p = plan_memory(model->config(), model->file().file_size(), c);
+        const MemoryPlan p = plan_memory(model->config(), model->weight_bytes(), c);
         Engine engine(*model, *tokenizer, c);
         const auto* drafter = dynamic_cast<const ModelDrafter*>(engine.drafter());
         ASSERT_NE(drafter, nullptr);
         EXPECT_EQ(p.draft_kv_bytes, drafter->kv_cache().bytes()) << ctx << " " << seqs;
         EXPECT_EQ(p.draft_kv_blocks, drafter->kv_cache().n_blocks());
         EXPECT_EQ(p.draft_run_state_bytes, allocated_bytes(drafter->run_state()));
-        EXPECT_EQ(p.draft_weight_bytes, model->file().file_size());
+        EXPECT_EQ(p.draft_weight_bytes, model->weight_bytes());
         EXPECT_EQ(p.total_bytes(), 2 * p.weight_bytes + p.kv_bytes + p.run_state_bytes +
                                        p.draft_kv_bytes + p.draft_run_state_bytes);
     }
@@ -87,7 +87,7 @@ TEST(MemoryPlan, CountsTheDraftModel) {
 TEST(MemoryPlan, CountsTheSequencesThatFit) {
     auto model = Model::load(test::default_model_path());
     const ModelConfig& mc = model->config();
-    const size_t file = model->file().file_size();
+    const size_t weights = model->weight_bytes();
     for (KvTypes types : {KvTypes{TensorType::F16}, KvTypes{TensorType::Q8_0},
                           KvTypes{TensorType::Q4_0}, KvTypes{TensorType::F32, TensorType::Q4_0}}) {
         EngineConfig c;
@@ -95,11 +95,11 @@ TEST(MemoryPlan, CountsTheSequencesThatFit) {
         c.kv_type = types;
         for (int64_t seqs : {1, 5, 37}) {
             c.max_sequences = seqs;
-            const size_t total = plan_memory(mc, file, c).total_bytes();
-            EXPECT_EQ(sequences_that_fit(mc, file, c, total), seqs) << kv_types_name(types);
-            EXPECT_EQ(sequences_that_fit(mc, file, c, total - 1), seqs - 1);
+            const size_t total = plan_memory(mc, weights, c).total_bytes();
+            EXPECT_EQ(sequences_that_fit(mc, weights, c, total), seqs) << kv_types_name(types);
+            EXPECT_EQ(sequences_that_fit(mc, weights, c, total - 1), seqs - 1);
         }
-        EXPECT_EQ(sequences_that_fit(mc, file, c, file), 0);
+        EXPECT_EQ(sequences_that_fit(mc, weights, c, weights), 0);
     }
 }
 
@@ -107,8 +107,8 @@ TEST(MemoryPlan, CountsTheSequencesThatFit) {
 TEST(MemoryPlan, CountsTheSequencesThatFitWithAWindowAndADraft) {
     auto model = Model::load(test::default_model_path());
     const ModelConfig& mc = model->config();
-    const size_t file = model->file().file_size();
-    const PlannedDraft draft{&mc, file};  // the default model drafts for itself
+    const size_t weights = model->weight_bytes();
+    const PlannedDraft draft{&mc, weights};  // the default model drafts for itself
     const KvWindow w{256, 4};
     EngineConfig c;
     c.context_length = 8192;
@@ -116,9 +116,9 @@ TEST(MemoryPlan, CountsTheSequencesThatFitWithAWindowAndADraft) {
     for (int64_t seqs : {1, 5, 37}) {
         c.max_sequences = seqs;
         c.kv_bytes = static_cast<size_t>(seqs) * sequence_kv_bytes(mc, c, w);
-        const size_t total = plan_memory(mc, file, c, draft).total_bytes();
-        EXPECT_EQ(sequences_that_fit(mc, file, c, total, w, draft), seqs);
-        EXPECT_EQ(sequences_that_fit(mc, file, c, total - 1, w, draft), seqs - 1);
+        const size_t total = plan_memory(mc, weights, c, draft).total_bytes();
+        EXPECT_EQ(sequences_that_fit(mc, weights, c, total, w, draft), seqs);
+        EXPECT_EQ(sequences_that_fit(mc, weights, c, total - 1, w, draft), seqs - 1);
     }
 }
 
@@ -164,7 +164,7 @@ TEST(MemoryPlan, RefusesWhatDoesNotFit) {
     EngineConfig c;
     c.context_length = mc.n_ctx_train;
     c.max_sequences = 4;
-    const MemoryPlan p = plan_memory(mc, model->file().file_size(), c);
+    const MemoryPlan p = plan_memory(mc, model->weight_bytes(), c);
     const size_t needed = p.kv_bytes + p.run_state_bytes;
     EXPECT_NO_THROW(check_memory_plan(p, mc, needed));
     try {

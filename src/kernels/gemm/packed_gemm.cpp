@@ -18,10 +18,13 @@
 
 namespace kite {
 
-PackedBytes allocate_packed(const WeightMatrix& w, const PackedKernels& k) {
+size_t packed_bytes(const WeightMatrix& w, const PackedKernels& k) {
     const int64_t rows = k.rows_per_group;
-    return allocate_huge_pages(
-        static_cast<size_t>(packed::n_groups(w, rows) * packed::group_bytes(w, rows)));
+    return static_cast<size_t>(packed::n_groups(w, rows) * packed::group_bytes(w, rows));
+}
+
+PackedBytes allocate_packed(const WeightMatrix& w, const PackedKernels& k) {
+    return allocate_huge_pages(packed_bytes(w, k));
 }
 
 int64_t packed_groups(const WeightMatrix& w, const PackedKernels& k) {

@@ -117,6 +117,9 @@ inline void set_terms(BlockTerms<T>& t, const PackedActivation<T>& block, int su
 // Packed matrices live in huge pages: decode streams all of them once per token.
 using PackedBytes = HugePageBytes;
 
+// The bytes of w packed for k.
+size_t packed_bytes(const WeightMatrix& w, const PackedKernels& k);
+
 // Repacks w for k (k must be the kernels for w.type).
 PackedBytes pack_weights(const WeightMatrix& w, const PackedKernels& k);
 
