@@ -10,7 +10,6 @@
 #include "engine/engine.h"
 #include "engine/memory_plan.h"
 #include "gguf/gguf_file.h"
-#include "kernels/cpu/isa.h"
 #include "kv/kv_cache.h"
 #include "model/model_config.h"
 #include "model/weights.h"
@@ -37,7 +36,7 @@ std::string human_bytes(uint64_t n) {
 // first token's huge pages.
 void print_peak_resident(const GgufFile& file, const ModelConfig& c, const KvCacheShape& shape) {
     const EngineConfig defaults;
-    const size_t weights = resident_weight_bytes(file, bind_weights(file, c), active_isa());
+    const size_t weights = resident_weight_bytes(file, c);
     const size_t activations = run_state_bytes(c, defaults.max_batch_tokens, 1);
     const size_t full_kv =
         KvCache::bytes_per_token(shape, defaults.kv_type) * static_cast<size_t>(c.n_ctx_train);

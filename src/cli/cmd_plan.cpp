@@ -19,7 +19,6 @@
 #include "engine/draft_vocabulary.h"
 #include "engine/memory_plan.h"
 #include "gguf/gguf_file.h"
-#include "kernels/cpu/isa.h"
 #include "model/model_config.h"
 #include "model/weights.h"
 
@@ -48,7 +47,7 @@ ModelFile open_model(const std::string& flag) {
     m.path = resolve_model_path(flag);
     m.file = GgufFile::open(m.path);
     m.config = read_model_config(*m.file);
-    m.weight_bytes = resident_weight_bytes(*m.file, bind_weights(*m.file, m.config), active_isa());
+    m.weight_bytes = resident_weight_bytes(*m.file, m.config);
     return m;
 }
 

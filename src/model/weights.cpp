@@ -297,6 +297,10 @@ size_t resident_weight_bytes(const GgufFile& f, const ModelWeights& w, Isa isa) 
     return bytes;
 }
 
+size_t resident_weight_bytes(const GgufFile& f, const ModelConfig& c) {
+    return resident_weight_bytes(f, bind_weights(f, c), active_isa());
+}
+
 // Packing reads and rewrites every weight byte, most of a large model's load time, so the
 // matrices are cut into ranges of groups that all the machine's cores pack at once. The
 // file's copy of a packed range is not read again (but for token embedding rows of a tied

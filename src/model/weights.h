@@ -59,6 +59,8 @@ ModelWeights bind_weights(const GgufFile& file, const ModelConfig& config);
 // packs wider (Q2_K 1.19x, IQ4_NL 1.9x as Q8_0 blocks). Matrices requantized at load count at
 // their file type: an upper bound. What kite info, kite plan and the engine's memory check use.
 size_t resident_weight_bytes(const GgufFile& file, const ModelWeights& weights, Isa isa);
+// The same for a file not loaded (kite info, kite plan): its weights bound, at active_isa().
+size_t resident_weight_bytes(const GgufFile& file, const ModelConfig& config);
 
 // Repacks every matrix this CPU has a packed kernel for, and drops the file's pages of them
 // from the resident set. Only for inference: shapes and sizes need no packing.

@@ -594,6 +594,12 @@ constexpr PackedKernels quant_kernels() {
             kGemm};
 }
 
+// The kernels of a K-quant at avx2 or avx-vnni: Q8_K activations, the level's tiles (kGemm).
+template <Isa kIsa, decltype(PackedKernels::gemm) kGemm>
+constexpr PackedKernels k_kernels() {
+    return {kIsa, kRows, k_activation_bytes, quantize_q8_k, k_tile_groups, kGemm};
+}
+
 size_t no_activation(int64_t) {
     return 0;
 }
@@ -669,16 +675,11 @@ const PackedKernels q8_0 = quant_kernels<Isa::Avx2, TensorType::Q8_0, gemm<kPlan
                     q4_1 = quant_kernels<Isa::Avx2, TensorType::Q4_1, gemm<kPlanQ4_1>>(),
                     q5_0 = quant_kernels<Isa::Avx2, TensorType::Q5_0, gemm<kPlanQ5_0>>(),
                     q5_1 = quant_kernels<Isa::Avx2, TensorType::Q5_1, gemm<kPlanQ5_1>>();
-const PackedKernels q2_k{Isa::Avx2,     kRows,         k_activation_bytes,
-                         quantize_q8_k, k_tile_groups, gemm<kPlanQ2_K>};
-const PackedKernels q3_k{Isa::Avx2,     kRows,         k_activation_bytes,
-                         quantize_q8_k, k_tile_groups, gemm<kPlanQ3_K>};
-const PackedKernels q4_k{Isa::Avx2,     kRows,         k_activation_bytes,
-                         quantize_q8_k, k_tile_groups, gemm<kPlanQ4_K>};
-const PackedKernels q5_k{Isa::Avx2,     kRows,         k_activation_bytes,
-                         quantize_q8_k, k_tile_groups, gemm<kPlanQ5_K>};
-const PackedKernels q6_k{Isa::Avx2,     kRows,         k_activation_bytes,
-                         quantize_q8_k, k_tile_groups, gemm<kPlanQ6_K>};
+const PackedKernels q2_k = k_kernels<Isa::Avx2, gemm<kPlanQ2_K>>(),
+                    q3_k = k_kernels<Isa::Avx2, gemm<kPlanQ3_K>>(),
+                    q4_k = k_kernels<Isa::Avx2, gemm<kPlanQ4_K>>(),
+                    q5_k = k_kernels<Isa::Avx2, gemm<kPlanQ5_K>>(),
+                    q6_k = k_kernels<Isa::Avx2, gemm<kPlanQ6_K>>();
 }  // namespace avx2
 
 // The float types have no integer product: AVX-VNNI runs the AVX2 float kernels.
@@ -706,16 +707,11 @@ const PackedKernels q8_0 = quant_kernels<Isa::AvxVnni, TensorType::Q8_0, gemm<&V
                     q4_1 = quant_kernels<Isa::AvxVnni, TensorType::Q4_1, gemm<&VnniPlans::q4_1>>(),
                     q5_0 = quant_kernels<Isa::AvxVnni, TensorType::Q5_0, gemm<&VnniPlans::q5_0>>(),
                     q5_1 = quant_kernels<Isa::AvxVnni, TensorType::Q5_1, gemm<&VnniPlans::q5_1>>();
-const PackedKernels q2_k{Isa::AvxVnni,  kRows,         k_activation_bytes,
-                         quantize_q8_k, k_tile_groups, gemm<&VnniPlans::q2_k>};
-const PackedKernels q3_k{Isa::AvxVnni,  kRows,         k_activation_bytes,
-                         quantize_q8_k, k_tile_groups, gemm<&VnniPlans::q3_k>};
-const PackedKernels q4_k{Isa::AvxVnni,  kRows,         k_activation_bytes,
-                         quantize_q8_k, k_tile_groups, gemm<&VnniPlans::q4_k>};
-const PackedKernels q5_k{Isa::AvxVnni,  kRows,         k_activation_bytes,
-                         quantize_q8_k, k_tile_groups, gemm<&VnniPlans::q5_k>};
-const PackedKernels q6_k{Isa::AvxVnni,  kRows,         k_activation_bytes,
-                         quantize_q8_k, k_tile_groups, gemm<&VnniPlans::q6_k>};
+const PackedKernels q2_k = k_kernels<Isa::AvxVnni, gemm<&VnniPlans::q2_k>>(),
+                    q3_k = k_kernels<Isa::AvxVnni, gemm<&VnniPlans::q3_k>>(),
+                    q4_k = k_kernels<Isa::AvxVnni, gemm<&VnniPlans::q4_k>>(),
+                    q5_k = k_kernels<Isa::AvxVnni, gemm<&VnniPlans::q5_k>>(),
+                    q6_k = k_kernels<Isa::AvxVnni, gemm<&VnniPlans::q6_k>>();
 }  // namespace avxvnni
 
 }  // namespace kite::packed
